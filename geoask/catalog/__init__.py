@@ -1,0 +1,1 @@
+"""The semantic catalog of the demo database (model, YAML, CLI)."""

@@ -1,0 +1,1 @@
+"""Embedded PostGIS cluster, connections and the demo-data loader."""

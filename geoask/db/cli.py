@@ -1,0 +1,71 @@
+"""``geoask db``: start, stop, inspect and load the database."""
+
+from __future__ import annotations
+
+import typer
+
+from geoask.catalog.model import load_catalog
+from geoask.db.cluster import EmbeddedCluster
+from geoask.db.status import database_status
+from geoask.db.urls import uses_external_database
+from geoask.settings import get_settings
+
+app = typer.Typer(help="Start, stop, inspect and load the PostGIS database.", no_args_is_help=True)
+
+
+@app.command()
+def up() -> None:
+    """Start the embedded PostGIS cluster (idempotent); does nothing with GEOASK_DATABASE_URL."""
+    settings = get_settings()
+    if uses_external_database(settings):
+        typer.echo("GEOASK_DATABASE_URL is set: using that server, nothing to start.")
+        return
+    cluster = EmbeddedCluster(settings)
+    started = cluster.up()
+    state = "started" if started else "already running"
+    typer.echo(f"PostGIS {state} on 127.0.0.1:{settings.db_port} (data in {cluster.root})")
+
+
+@app.command()
+def down() -> None:
+    """Stop the embedded cluster (idempotent)."""
+    settings = get_settings()
+    if uses_external_database(settings):
+        typer.echo("GEOASK_DATABASE_URL is set: the external server is not geoask's to stop.")
+        return
+    stopped = EmbeddedCluster(settings).down()
+    typer.echo("PostGIS stopped." if stopped else "PostGIS was not running.")
+
+
+@app.command()
+def status(
+    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """Print whether the database runs, the reader role's URL and each demo table's rows."""
+    report = database_status(get_settings(), load_catalog(get_settings().catalog_path))
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    typer.echo(f"database: {report.mode}, {'running' if report.running else 'not running'}")
+    if report.reader_url:
+        typer.echo(f"reader URL: {report.reader_url}")
+    if report.message:
+        typer.echo(report.message)
+    for table, rows in report.row_counts.items():
+        typer.echo(f"  {table:<28} {'not loaded' if rows is None else f'{rows:>9,} rows'}")
+
+
+@app.command()
+def load(
+    force: bool = typer.Option(False, "--force", help="Reload even if nothing changed."),
+) -> None:
+    """Load the demo data into the database (Prefect flow `load_demo_data`), verified."""
+    settings = get_settings()
+    if not uses_external_database(settings):
+        EmbeddedCluster(settings).up()
+    from flows.load_demo_data import load_demo_data
+
+    summary = load_demo_data(force=force)
+    verb = "loaded" if summary.changed else "unchanged (already loaded)"
+    typer.echo(f"schema {summary.schema_name}: {verb}; {sum(summary.rows.values()):,} rows "
+               f"in {len(summary.rows)} tables, verified")

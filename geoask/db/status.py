@@ -1,0 +1,49 @@
+"""What ``geoask db status`` reports: is the database up, how to reach it, what is loaded."""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+from pydantic import BaseModel
+
+from geoask.catalog.model import Catalog
+from geoask.db.cluster import EmbeddedCluster
+from geoask.db.urls import reader_url, uses_external_database
+from geoask.errors import GeoaskError
+from geoask.settings import Settings
+
+
+class DatabaseStatus(BaseModel):
+    """Status of the database geoask uses; ``row_counts`` maps table -> rows (None: absent)."""
+
+    mode: str
+    running: bool
+    reader_url: str | None
+    row_counts: dict[str, int | None]
+    message: str | None = None
+
+
+def database_status(settings: Settings, catalog: Catalog) -> DatabaseStatus:
+    """Probe the external server or the embedded cluster and count each catalog table's rows."""
+    external = uses_external_database(settings)
+    mode = "external" if external else "embedded"
+    running = True if external else EmbeddedCluster(settings).is_running()
+    counts: dict[str, int | None] = {t.name: None for t in catalog.tables}
+    if not running:
+        return DatabaseStatus(mode=mode, running=False, reader_url=None, row_counts=counts,
+                              message="not running; start it with `geoask db up`")
+    try:
+        url = reader_url(settings)
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            for table in catalog.tables:
+                present = conn.execute("SELECT to_regclass(%s) IS NOT NULL",
+                                       (f"{settings.data_schema}.{table.name}",)).fetchone()
+                if present and present[0]:
+                    row = conn.execute(sql.SQL("SELECT count(*) FROM {}.{}").format(
+                        sql.Identifier(settings.data_schema), sql.Identifier(table.name))
+                    ).fetchone()
+                    counts[table.name] = row[0] if row else None
+    except (psycopg.Error, GeoaskError) as error:
+        return DatabaseStatus(mode=mode, running=not external, reader_url=None,
+                              row_counts=counts, message=f"cannot connect: {error}")
+    return DatabaseStatus(mode=mode, running=True, reader_url=url, row_counts=counts)

@@ -1,0 +1,36 @@
+"""Connection URLs of the database geoask works on: external (GEOASK_DATABASE_URL) or embedded."""
+
+from __future__ import annotations
+
+from geoask.db.cluster import OWNER_ROLE, READER_ROLE, EmbeddedCluster
+from geoask.errors import ConfigurationError
+from geoask.settings import Settings
+
+
+def uses_external_database(settings: Settings) -> bool:
+    """True when GEOASK_DATABASE_URL names a server, so no embedded cluster is started."""
+    return bool(settings.database_url)
+
+
+def reader_url(settings: Settings) -> str:
+    """Libpq URL of the read-only role (``geoask_reader`` on the embedded cluster)."""
+    if settings.database_url:
+        return settings.database_url
+    return EmbeddedCluster(settings).url(READER_ROLE)
+
+
+def owner_url(settings: Settings) -> str:
+    """Libpq URL of the role that loads data.
+
+    Raises:
+        ConfigurationError: an external server is used but GEOASK_OWNER_DATABASE_URL is unset.
+
+    """
+    if settings.database_url:
+        if not settings.owner_database_url:
+            raise ConfigurationError(
+                "GEOASK_DATABASE_URL points at an external server; set GEOASK_OWNER_DATABASE_URL "
+                "to a role that may create the demo schema to load data there"
+            )
+        return settings.owner_database_url
+    return EmbeddedCluster(settings).url(OWNER_ROLE)

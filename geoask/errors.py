@@ -1,0 +1,132 @@
+"""The geoask error hierarchy.
+
+Every error a user can see derives from :class:`GeoaskError`; its message says what was wrong
+and what to do. The CLI prints ``str(error)`` and exits with ``error.exit_code`` instead of a
+traceback.
+"""
+
+from __future__ import annotations
+
+
+class GeoaskError(Exception):
+    """Base of all user-facing geoask errors (CLI exit code 1)."""
+
+    exit_code: int = 1
+
+
+class ConfigurationError(GeoaskError):
+    """A setting is missing or invalid; the message names the setting to change."""
+
+
+class DatabaseError(GeoaskError):
+    """The database could not be started, reached or loaded."""
+
+
+class DataValidationError(GeoaskError):
+    """Loaded or prepared data failed a check (row count, SRID, geometry validity, key)."""
+
+
+class CatalogError(GeoaskError):
+    """The semantic catalog is malformed or disagrees with the live database."""
+
+
+class UnsafeQueryError(GeoaskError):
+    """A statement was refused by the SQL guard (CLI exit code 2)."""
+
+    exit_code = 2
+
+
+class SandboxError(GeoaskError):
+    """The Python sandbox could not be started (not: the user's script failed)."""
+
+
+class RetrievalError(GeoaskError):
+    """The schema index could not be built, opened or searched."""
+
+
+class QueryRejectedError(UnsafeQueryError):
+    """The SQL guard refused a statement; carries which rule failed and where (CLI exit code 2).
+
+    Attributes:
+        rule: name of the guard rule that failed (e.g. ``"allowed_functions"``).
+        description: what is wrong and what to do instead, phrased for an agent to act on.
+        fragment: the offending part of the statement (may be empty).
+        line: 1-based line of the fragment in the submitted SQL, when known.
+        col: 1-based column of the fragment in the submitted SQL, when known.
+    """
+
+    def __init__(
+        self,
+        rule: str,
+        description: str,
+        fragment: str = "",
+        line: int | None = None,
+        col: int | None = None,
+    ) -> None:
+        self.rule = rule
+        self.description = description
+        self.fragment = fragment
+        self.line = line
+        self.col = col
+        where = f" (line {line}, col {col})" if line is not None and col is not None else ""
+        quoted = f"; offending fragment{where}: {fragment}" if fragment else where
+        super().__init__(f"rule {rule}: {description}{quoted}")
+
+    def as_dict(self) -> dict[str, str | int | None]:
+        """The failure as ``{rule, description, fragment, line, col}`` for agents and logs."""
+        return {
+            "rule": self.rule,
+            "description": self.description,
+            "fragment": self.fragment,
+            "line": self.line,
+            "col": self.col,
+        }
+
+
+class QueryExecutionError(GeoaskError):
+    """The database refused or failed a checked query; classified for an agent's correction loop.
+
+    Attributes:
+        kind: one of ``syntax``, ``undefined_table``, ``undefined_column``, ``type_mismatch``,
+            ``grouping``, ``division_by_zero``, ``timeout``, ``permission``, ``other``.
+        server_message: the server's primary message, unchanged.
+        sqlstate: the five-character SQLSTATE code, when the server sent one.
+        position: 1-based character position in the submitted SQL, when the server gave one.
+        line: 1-based line of ``position`` in the submitted SQL.
+        col: 1-based column of ``position`` in the submitted SQL.
+        hint: the server's hint, if any.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        server_message: str,
+        *,
+        sqlstate: str | None = None,
+        position: int | None = None,
+        line: int | None = None,
+        col: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.server_message = server_message
+        self.sqlstate = sqlstate
+        self.position = position
+        self.line = line
+        self.col = col
+        self.hint = hint
+        where = f" at line {line}, col {col}" if line is not None and col is not None else ""
+        extra = f" (hint: {hint})" if hint else ""
+        super().__init__(f"{kind} error{where}: {server_message}{extra}")
+
+    def as_dict(self) -> dict[str, str | int | None]:
+        """The failure as a flat mapping for the execution state and prompts."""
+        return {
+            "kind": self.kind,
+            "server_message": self.server_message,
+            "sqlstate": self.sqlstate,
+            "position": self.position,
+            "line": self.line,
+            "col": self.col,
+            "hint": self.hint,
+        }

@@ -1,0 +1,33 @@
+"""Which failures Prefect may retry: transient I/O only, never a semantic error.
+
+Use ``@task(**TRANSIENT_RETRIES)``: up to three retries after 2, 5 and 15 s, and only when the
+task raised a dropped/refused database connection (``psycopg.OperationalError`` other than a
+statement timeout). Model-service errors (429, 5xx, timeouts) join this list when the agents
+arrive. Everything else fails at once and goes back to the caller or the state manager.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+
+def is_transient(error: BaseException) -> bool:
+    """True for errors worth retrying unchanged: lost or refused database connections."""
+    if isinstance(error, psycopg.errors.QueryCanceled):  # statement timeout: not transient
+        return False
+    return isinstance(error, psycopg.OperationalError)
+
+
+def retry_on_transient(task: Any, task_run: Any, state: Any) -> bool:
+    """Prefect ``retry_condition_fn``: retry only when the failure is transient."""
+    error = state.result(raise_on_failure=False)
+    return isinstance(error, BaseException) and is_transient(error)
+
+
+TRANSIENT_RETRIES: dict[str, Any] = {
+    "retries": 3,
+    "retry_delay_seconds": [2, 5, 15],
+    "retry_condition_fn": retry_on_transient,
+}

@@ -1,0 +1,64 @@
+"""`geoask db up/down/status` on a second, throw-away embedded cluster (own home and port)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.db
+
+GEOASK = str(Path(sys.executable).with_name("geoask"))
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GEOASK_")}
+    env |= {"GEOASK_HOME": str(tmp_path / "home"), "GEOASK_DB_PORT": "55491"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([GEOASK, *args], env=env, capture_output=True, text=True,
+                              timeout=180, check=False)
+
+    yield run
+    run("db", "down")
+    storage = (tmp_path / "home" / "postgres").resolve()  # may live under /var/lib/geoask
+    shutil.rmtree(storage, ignore_errors=True)
+    shutil.rmtree(tmp_path / "home", ignore_errors=True)
+
+
+def test_up_is_idempotent_and_survives_down(cli):
+    first = cli("db", "up")
+    assert first.returncode == 0, first.stderr
+    assert "started" in first.stdout
+    again = cli("db", "up")
+    assert again.returncode == 0 and "already running" in again.stdout
+    status = json.loads(cli("db", "status", "--json").stdout)
+    assert status["running"] is True and status["mode"] == "embedded"
+    assert status["reader_url"].startswith("postgresql://geoask_reader:")
+    assert "@127.0.0.1:55491/geoask" in status["reader_url"]
+    assert set(status["row_counts"].values()) == {None}  # nothing loaded in this cluster
+    down = cli("db", "down")
+    assert down.returncode == 0 and "stopped" in down.stdout
+    assert "was not running" in cli("db", "down").stdout
+    stopped = json.loads(cli("db", "status", "--json").stdout)
+    assert stopped["running"] is False
+    assert cli("db", "up").returncode == 0
+    assert json.loads(cli("db", "status", "--json").stdout)["running"] is True
+
+
+def test_port_taken_gives_a_clear_error(database, tmp_path):
+    """The session's cluster already holds its port: a second cluster there must say so."""
+    env = {**os.environ, "GEOASK_HOME": str(tmp_path / "clash"),
+           "GEOASK_DB_PORT": str(database.settings.db_port)}
+    result = subprocess.run([GEOASK, "db", "up"], capture_output=True, text=True, timeout=180,
+                            check=False, env=env)
+    assert result.returncode == 1
+    assert f"port {database.settings.db_port} on 127.0.0.1 is used by another program" in (
+        result.stderr)
+    assert "Traceback" not in result.stderr

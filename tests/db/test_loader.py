@@ -1,0 +1,158 @@
+"""The load_demo_data flow on a small synthetic catalog, in a throw-away schema of the real PostGIS."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import psycopg
+import pytest
+import yaml
+from shapely.geometry import MultiPolygon, Polygon
+
+from flows.load_demo_data import load_demo_data
+from geoask.errors import DataValidationError
+
+pytestmark = pytest.mark.db
+
+CATALOG = {
+    "version": 1,
+    "schema": "x",
+    "description": "Synthetic zones for loader tests.",
+    "tables": [
+        {
+            "name": "zones",
+            "title": "Zones",
+            "theme": "Two square zones used to test the loader end to end.",
+            "spatial_granularity": "county",
+            "temporal_granularity": "static",
+            "source": "made by the test",
+            "expected_rows": 2,
+            "primary_key": ["zone_id"],
+            "columns": [
+                {"name": "zone_id", "type": "char(2)", "nullable": False,
+                 "description": "Zone identifier."},
+                {"name": "zone_name", "type": "text", "description": "Name of the zone."},
+                {"name": "geom", "type": "geometry(MultiPolygon,4326)", "nullable": False,
+                 "description": "Zone boundary, EPSG:4326."},
+            ],
+        },
+        {
+            "name": "zone_values",
+            "title": "Zone values",
+            "theme": "Annual values per zone, used to test foreign keys.",
+            "spatial_granularity": "county",
+            "temporal_granularity": "annual",
+            "temporal_coverage": {"start": "2000", "end": "2001"},
+            "source": "made by the test",
+            "expected_rows": 3,
+            "primary_key": ["zone_id", "year"],
+            "foreign_keys": [{"columns": ["zone_id"], "ref_table": "zones",
+                              "ref_columns": ["zone_id"]}],
+            "columns": [
+                {"name": "zone_id", "type": "char(2)", "nullable": False,
+                 "description": "Zone identifier."},
+                {"name": "year", "type": "integer", "nullable": False,
+                 "description": "Calendar year."},
+                {"name": "value_mm", "type": "double precision", "unit": "mm",
+                 "description": "A measured value."},
+            ],
+        },
+    ],
+}
+
+
+def _square(x: float, y: float) -> MultiPolygon:
+    return MultiPolygon([Polygon([(x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)])])
+
+
+def _write(folder: Path, catalog: dict, zones: gpd.GeoDataFrame) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "catalog.yaml").write_text(yaml.safe_dump(catalog))
+    zones.to_parquet(folder / "zones.parquet")
+    pd.DataFrame({"zone_id": ["aa", "aa", "bb"], "year": [2000, 2001, 2000],
+                  "value_mm": [1.5, None, 3.25]}).to_parquet(folder / "zone_values.parquet")
+    return folder / "catalog.yaml"
+
+
+def _zones(bad_geometry: bool = False) -> gpd.GeoDataFrame:
+    second = _square(2, 0)
+    if bad_geometry:  # a self-intersecting "bow tie"
+        second = MultiPolygon([Polygon([(2, 0), (3, 1), (3, 0), (2, 1)])])
+    return gpd.GeoDataFrame({"zone_id": ["aa", "bb"], "zone_name": ["A", "B"]},
+                            geometry=[_square(0, 0), second],
+                            crs="EPSG:4326").rename_geometry("geom")
+
+
+@pytest.fixture
+def schema(database):
+    name = f"t_{uuid.uuid4().hex[:8]}"
+    yield name
+    with psycopg.connect(database.owner_url, autocommit=True) as conn:
+        for s in (name, f"{name}_staging"):
+            conn.execute(f'DROP SCHEMA IF EXISTS "{s}" CASCADE')
+        conn.execute("DELETE FROM geoask_meta.load_state WHERE schema_name = %s", (name,))
+
+
+def _count(url: str, schema: str, table: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()
+        assert row is not None
+        return row[0]
+
+
+def test_load_publishes_verifies_and_is_idempotent(database, schema, tmp_path):
+    catalog_path = _write(tmp_path, CATALOG, _zones())
+    first = load_demo_data(schema_name=schema, catalog_path=catalog_path, data_dir=tmp_path)
+    assert first.changed and first.rows == {"zones": 2, "zone_values": 3}
+    # the reader sees the published data, keys and comments
+    assert _count(database.reader_url, schema, "zone_values") == 3
+    with psycopg.connect(database.reader_url) as conn:
+        comment = conn.execute("SELECT col_description(%s::regclass, 3)",
+                               (f"{schema}.zone_values",)).fetchone()
+        assert comment is not None and "Unit: mm." in comment[0]
+        srid = conn.execute(f'SELECT DISTINCT ST_SRID(geom) FROM "{schema}".zones').fetchall()
+        assert srid == [(4326,)]
+        nulls = conn.execute(
+            f'SELECT count(*) FROM "{schema}".zone_values WHERE value_mm IS NULL').fetchone()
+        assert nulls == (1,)
+    second = load_demo_data(schema_name=schema, catalog_path=catalog_path, data_dir=tmp_path)
+    assert not second.changed and second.fingerprint == first.fingerprint
+    assert second.rows == first.rows
+
+
+def test_failed_verification_keeps_the_published_schema(database, schema, tmp_path):
+    catalog_path = _write(tmp_path / "good", CATALOG, _zones())
+    load_demo_data(schema_name=schema, catalog_path=catalog_path, data_dir=tmp_path / "good")
+    wrong = yaml.safe_load(yaml.safe_dump(CATALOG))
+    wrong["tables"][1]["expected_rows"] = 4
+    bad_path = _write(tmp_path / "bad", wrong, _zones())
+    with pytest.raises(DataValidationError, match="zone_values: 3 rows, catalog expects 4"):
+        load_demo_data(schema_name=schema, catalog_path=bad_path, data_dir=tmp_path / "bad")
+    assert _count(database.owner_url, schema, "zone_values") == 3
+    with psycopg.connect(database.owner_url) as conn:
+        staging = conn.execute("SELECT to_regnamespace(%s)", (f"{schema}_staging",)).fetchone()
+        assert staging == (None,)
+
+
+def test_invalid_geometry_is_refused(database, schema, tmp_path):
+    catalog_path = _write(tmp_path, CATALOG, _zones(bad_geometry=True))
+    with pytest.raises(DataValidationError, match="zones: 1 invalid geometries"):
+        load_demo_data(schema_name=schema, catalog_path=catalog_path, data_dir=tmp_path)
+
+
+def test_foreign_key_violation_is_refused(database, schema, tmp_path):
+    catalog_path = _write(tmp_path, CATALOG, _zones())
+    pd.DataFrame({"zone_id": ["aa", "zz", "bb"], "year": [2000, 2001, 2000],
+                  "value_mm": [1.0, 2.0, 3.0]}).to_parquet(tmp_path / "zone_values.parquet")
+    with pytest.raises(psycopg.errors.ForeignKeyViolation):
+        load_demo_data(schema_name=schema, catalog_path=catalog_path, data_dir=tmp_path)
+
+
+def test_wrong_crs_is_refused(database, schema, tmp_path):
+    catalog_path = _write(tmp_path, CATALOG, _zones())
+    _zones().to_crs("EPSG:3857").to_parquet(tmp_path / "zones.parquet")
+    with pytest.raises(DataValidationError, match="EPSG:3857, expected EPSG:4326"):
+        load_demo_data(schema_name=schema, catalog_path=catalog_path, data_dir=tmp_path)

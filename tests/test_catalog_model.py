@@ -1,0 +1,107 @@
+"""Catalog model validation and DDL generation, table-driven."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from psycopg import sql
+
+from geoask.catalog.ddl import column_comment, column_type, create_table
+from geoask.catalog.model import Catalog, Column, load_catalog
+from geoask.errors import CatalogError
+
+VALID = {
+    "version": 1,
+    "schema": "demo",
+    "description": "Test catalog.",
+    "tables": [
+        {"name": "a", "title": "A", "theme": "A table about states for tests.",
+         "spatial_granularity": "state", "temporal_granularity": "static", "source": "test",
+         "expected_rows": 1, "primary_key": ["id"],
+         "columns": [{"name": "id", "type": "char(2)", "description": "Identifier of a."},
+                     {"name": "geom", "type": "geometry(MultiPolygon,4326)",
+                      "description": "Boundary in EPSG:4326."}]},
+        {"name": "b", "title": "B", "theme": "Annual values of table a for tests.",
+         "spatial_granularity": "state", "temporal_granularity": "annual", "source": "test",
+         "expected_rows": 2, "primary_key": ["id", "year"],
+         "foreign_keys": [{"columns": ["id"], "ref_table": "a", "ref_columns": ["id"]}],
+         "columns": [{"name": "id", "type": "char(2)", "description": "Identifier of a."},
+                     {"name": "year", "type": "integer", "description": "Calendar year."}]},
+    ],
+    "join_paths": [{"left": "b.id", "right": "a.id", "kind": "foreign_key",
+                    "description": "b belongs to a."}],
+}
+
+
+def _mutated(path: list, value) -> dict:
+    data = copy.deepcopy(VALID)
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (["tables", 1, "foreign_keys", 0, "ref_table"], "zz", "unknown table zz"),
+        (["tables", 1, "foreign_keys", 0, "ref_columns"], ["nope"], "a.nope"),
+        (["tables", 0, "primary_key"], ["missing"], "key columns ['missing']"),
+        (["join_paths", 0, "right"], "a.nope", "a.nope"),
+        (["join_paths", 0, "left"], "zz.id", "unknown table zz"),
+        (["join_paths", 0, "kind"], "magic", "kind"),
+        (["tables", 0, "spatial_granularity"], "planet", "spatial_granularity"),
+        (["tables", 0, "expected_rows"], 0, "expected_rows"),
+        (["tables", 0, "theme"], "short", "theme"),
+        (["tables", 0, "columns", 0, "description"], "x", "description"),
+        (["tables", 0, "columns", 0, "colour"], "red", "colour"),
+        (["version"], KeyError, "version"),
+    ],
+)
+def test_invalid_catalogs_are_rejected(tmp_path, path, value, message):
+    file = tmp_path / "catalog.yaml"
+    file.write_text(yaml.safe_dump(_mutated(path, value)))
+    with pytest.raises(CatalogError, match="invalid") as error:
+        load_catalog(file)
+    assert message in str(error.value)
+
+
+def test_valid_catalog_loads(tmp_path):
+    file = tmp_path / "catalog.yaml"
+    file.write_text(yaml.safe_dump(VALID))
+    catalog = load_catalog(file)
+    assert catalog.table("a").geometry_column.name == "geom"
+    assert catalog.table("b").geometry_column is None
+    with pytest.raises(CatalogError, match="known tables: a, b"):
+        catalog.table("c")
+
+
+def test_missing_catalog_file(tmp_path):
+    with pytest.raises(CatalogError, match="does not exist"):
+        load_catalog(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize(
+    "bad_type",
+    ["text); DROP TABLE x; --", "geometry(Point,3857)", "serial", "int[]", "text collate x"],
+)
+def test_unsupported_column_types_are_refused(bad_type):
+    with pytest.raises(CatalogError, match="unsupported type"):
+        column_type(Column(name="c", type=bad_type, description="A test column."))
+
+
+def test_create_table_and_comment_texts():
+    table = Catalog.model_validate(VALID).table("b")
+    statement = create_table("demo", table).as_string(None)
+    assert statement == 'CREATE TABLE "demo"."b" ("id" char(2), "year" integer)'
+    column = Column(name="p", type="double precision", description="Precipitation total.",
+                    unit="mm", range=(0.0, 512.5), abbreviations={"pr": "precipitation"})
+    assert column_comment(column) == (
+        "Precipitation total. Unit: mm. Range: 0.0 to 512.5. Abbreviations: pr = precipitation.")
+    assert isinstance(column_type(column), sql.SQL)
