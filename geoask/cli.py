@@ -31,6 +31,12 @@ def _register() -> None:
     from sandbox.cli import app as sandbox_app
 
     app.add_typer(sandbox_app, name="sandbox")
+    from geoask.sql.cli import app as sql_app
+
+    app.add_typer(sql_app, name="sql")
+    from geoask.bench.cli import app as bench_app
+
+    app.add_typer(bench_app, name="bench")
 
 
 _register()

@@ -53,6 +53,7 @@ class QueryRejectedError(UnsafeQueryError):
         fragment: the offending part of the statement (may be empty).
         line: 1-based line of the fragment in the submitted SQL, when known.
         col: 1-based column of the fragment in the submitted SQL, when known.
+
     """
 
     def __init__(
@@ -95,6 +96,7 @@ class QueryExecutionError(GeoaskError):
         line: 1-based line of ``position`` in the submitted SQL.
         col: 1-based column of ``position`` in the submitted SQL.
         hint: the server's hint, if any.
+
     """
 
     def __init__(
@@ -130,3 +132,35 @@ class QueryExecutionError(GeoaskError):
             "col": self.col,
             "hint": self.hint,
         }
+
+
+class ArtifactWriteError(GeoaskError):
+    """An artifact (exported result, preview) could not be written to the artifact folder."""
+
+
+class BenchmarkCaseError(GeoaskError):
+    """A benchmark case file is missing, malformed or violates benchmark/case.schema.json."""
+
+
+class QuestionFlowError(GeoaskError):
+    """The question flow could not run (not: it ran and gave an honest failure answer)."""
+
+
+class ModelCallError(GeoaskError):
+    """A language-model call of an agent failed; the message names the agent and what to do.
+
+    Attributes:
+        role: the agent (``intent``, ``planner``, ``sql``, ``compute``, ``reviewer``, ``answer``).
+        transient: True for failures worth retrying later (429, 5xx, timeouts, dropped
+            connections); False for configuration errors, refusals and malformed output.
+
+    """
+
+    def __init__(self, role: str, message: str, *, transient: bool = False) -> None:
+        self.role = role
+        self.transient = transient
+        super().__init__(f"{role} agent: {message}")
+
+
+class AgentOutputError(ModelCallError):
+    """An agent's output kept breaking its rules until the output retry budget ran out."""

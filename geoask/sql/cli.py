@@ -1,0 +1,104 @@
+"""``geoask sql``: check SQL with the guard, or run it read-only and export the result.
+
+Run ``geoask sql check query.sql`` (exit 0: prints the SQL that would run; exit 2: prints the
+rule that failed) or ``geoask sql run query.sql --out DIR`` (executes as the reader role,
+writes ``result.geojson``/``result.json`` and ``result.preview.json`` to DIR, prints the preview).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from geoask.errors import GeoaskError, QueryRejectedError
+from geoask.settings import get_settings
+from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy, catalog_names
+from geoask.sql.guard import CheckedQuery, check_sql
+
+app = typer.Typer(
+    help="Check SQL with the read-only guard, or run it and export the result.",
+    no_args_is_help=True,
+)
+
+POLICY_OPTION = typer.Option(
+    None, "--policy", envvar="GEOASK_SQL_POLICY", case_sensitive=False,
+    help="Spatial policy: 'separated' (default; spatial computation is done in Python) or "
+    "'postgis' (spatial computation in SQL allowed).",
+)
+CONTRACT_OPTION = typer.Option(
+    AnswerContract.NONE, "--contract", case_sensitive=False,
+    help="Answer contract of the step: 'topk' requires an outer ORDER BY and LIMIT.",
+)
+SOURCE_ARGUMENT = typer.Argument("-", help="File holding one SQL query, or '-' for standard input.")
+
+
+@app.command("check")
+def check_command(
+    source: str = SOURCE_ARGUMENT,
+    policy: SpatialPolicy | None = POLICY_OPTION,
+    contract: AnswerContract = CONTRACT_OPTION,
+) -> None:
+    """Print the SQL that would run (exit 0), or the guard rule that refused it (exit 2)."""
+    checked = _checked(source, policy, contract)
+    typer.echo(checked.sql)
+
+
+@app.command("run")
+def run_command(
+    out: str = typer.Option(..., "--out", help="Artifact folder (local path or fsspec URL)."),
+    source: str = SOURCE_ARGUMENT,
+    policy: SpatialPolicy | None = POLICY_OPTION,
+    contract: AnswerContract = CONTRACT_OPTION,
+    name: str = typer.Option("result", "--name", help="Base name of the files written."),
+) -> None:
+    """Check, execute read-only as the reader role, export to --out and print the preview."""
+    from geoask.db.urls import reader_url
+    from geoask.sql.executor import PostgresSqlRunner
+    from geoask.sql.export import export_result
+
+    checked = _checked(source, policy, contract)
+    settings = get_settings()
+    runner = PostgresSqlRunner(
+        reader_url(settings), statement_timeout_s=settings.statement_timeout_s
+    )
+    result = runner.run(checked)
+    exported = export_result(result, out, name=name, preview_rows=settings.sql_preview_rows)
+    typer.echo(exported.preview.to_text())
+    typer.echo(f"wrote {exported.data_path} ({exported.format}) and {exported.preview_path}")
+
+
+def _checked(
+    source: str, policy: SpatialPolicy | None, contract: AnswerContract
+) -> CheckedQuery:
+    from geoask.catalog.model import load_catalog
+
+    sql = _read_source(source)
+    case_sensitive, geometry_columns = catalog_names(load_catalog())
+    context = GuardContext.from_settings(
+        get_settings(), policy=policy, contract=contract,
+        case_sensitive_names=case_sensitive, geometry_columns=geometry_columns,
+    )
+    try:
+        return check_sql(sql, context)
+    except QueryRejectedError as rejection:
+        typer.echo(f"rejected by rule: {rejection.rule}")
+        if rejection.line is not None:
+            typer.echo(f"at line {rejection.line}, col {rejection.col}")
+        if rejection.fragment:
+            typer.echo(f"fragment: {rejection.fragment}")
+        typer.echo(rejection.description)
+        raise typer.Exit(code=rejection.exit_code) from None
+
+
+def _read_source(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GeoaskError(f"SQL file {path} does not exist; pass a file or '-'") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise GeoaskError(f"cannot read SQL file {path}: {error}") from None

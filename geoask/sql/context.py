@@ -1,0 +1,106 @@
+"""What the SQL guard checks against: spatial policy, answer contract, row cap, catalog names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from geoask.settings import Settings
+
+if TYPE_CHECKING:
+    from geoask.catalog.model import Catalog
+
+
+class SpatialPolicy(StrEnum):
+    """Where spatial computation happens (the query-computation separation).
+
+    ``separated`` (default): SQL only selects rows and geometry columns; ST_* functions,
+    geometry operators and geography casts are rejected and done in Python.
+    ``postgis``: spatial computation in SQL is allowed (the +PostGIS variant).
+    """
+
+    SEPARATED = "separated"
+    POSTGIS = "postgis"
+
+
+class AnswerContract(StrEnum):
+    """Shape promised by the step whose SQL is checked (from the plan's answer contract)."""
+
+    NONE = "none"
+    TOPK = "topk"
+
+
+DEFAULT_GEOMETRY_COLUMNS = frozenset({"geom", "geog", "geometry", "the_geom", "wkb_geometry"})
+
+
+@dataclass(frozen=True)
+class GuardContext:
+    """Inputs of one guard run.
+
+    Attributes:
+        policy: spatial policy, see :class:`SpatialPolicy`.
+        contract: answer contract of the step; ``topk`` requires an outer ORDER BY and LIMIT.
+        row_cap: most rows the query may return (the wrapper asks for ``row_cap + 1`` so that
+            the executor can report truncation).
+        geometry_columns: lower-case names of geometry/geography columns in the catalog; an
+            operator applied to one of them is spatial computation.
+        case_sensitive_names: real catalog names (tables, columns, schemas) that contain
+            upper-case letters and so must be quoted; unquoted references are quoted.
+
+    """
+
+    policy: SpatialPolicy = SpatialPolicy.SEPARATED
+    contract: AnswerContract = AnswerContract.NONE
+    row_cap: int = 100_000
+    geometry_columns: frozenset[str] = DEFAULT_GEOMETRY_COLUMNS
+    case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        # Accept plain strings ("postgis", "topk") from the CLI, settings and fixture files.
+        object.__setattr__(self, "policy", SpatialPolicy(self.policy))
+        object.__setattr__(self, "contract", AnswerContract(self.contract))
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        policy: SpatialPolicy | str | None = None,
+        contract: AnswerContract | str = AnswerContract.NONE,
+        case_sensitive_names: Iterable[str] = (),
+        geometry_columns: Iterable[str] | None = None,
+    ) -> GuardContext:
+        """Build a context from settings (``sql_policy``, ``sql_row_cap``) and overrides."""
+        return cls(
+            policy=SpatialPolicy(policy or settings.sql_policy),
+            contract=AnswerContract(contract),
+            row_cap=settings.sql_row_cap,
+            geometry_columns=(
+                frozenset(name.lower() for name in geometry_columns)
+                if geometry_columns is not None
+                else DEFAULT_GEOMETRY_COLUMNS
+            ),
+            case_sensitive_names=frozenset(case_sensitive_names),
+        )
+
+
+def catalog_names(catalog: Catalog) -> tuple[frozenset[str], frozenset[str]]:
+    """``(case_sensitive_names, geometry_columns)`` of a semantic catalog for a GuardContext.
+
+    Case-sensitive names are the schema, table and column names holding upper-case letters;
+    geometry columns are the lower-cased names of the catalog's geometry/geography columns.
+    """
+    names = {catalog.schema_name}
+    geometry: set[str] = set()
+    for table in catalog.tables:
+        names.add(table.name)
+        for column in table.columns:
+            names.add(column.name)
+            if column.is_geometry or column.type.lower().startswith("geography"):
+                geometry.add(column.name.lower())
+    return (
+        frozenset(name for name in names if name != name.lower()),
+        frozenset(geometry) or DEFAULT_GEOMETRY_COLUMNS,
+    )

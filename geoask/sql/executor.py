@@ -1,0 +1,258 @@
+"""Run checked SQL read-only: the database side of defence in depth.
+
+Every query runs as the ``geoask_reader`` role (the URL's user), in a ``READ ONLY`` transaction
+that is always rolled back, with ``SET LOCAL statement_timeout``, over the extended query
+protocol only (a server-side prepared statement: a second statement fails at the server too),
+fetching at most ``row_cap + 1`` rows so a cut result is reported, never silent.
+Geometry and geography values arrive as hex EWKB and are loaded with shapely (SRID kept).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import psycopg
+import shapely
+from psycopg import errors as pg_errors
+from psycopg.adapt import Loader
+from psycopg.types import TypeInfo
+
+from geoask.errors import DatabaseError, QueryExecutionError
+from geoask.sql.guard import CheckedQuery
+
+GEOMETRY_TYPE_NAMES = ("geometry", "geography")
+
+# SQLSTATE -> kind reported to the agent's correction loop.
+ERROR_KINDS: dict[str, str] = {
+    "42601": "syntax",
+    "42P01": "undefined_table",
+    "3F000": "undefined_table",
+    "42703": "undefined_column",
+    "42702": "undefined_column",
+    "42804": "type_mismatch",
+    "42883": "type_mismatch",
+    "42846": "type_mismatch",
+    "42725": "type_mismatch",
+    "22P02": "type_mismatch",
+    "22007": "type_mismatch",
+    "22008": "type_mismatch",
+    "42803": "grouping",
+    "22012": "division_by_zero",
+    "57014": "timeout",
+    "42501": "permission",
+    "25006": "permission",
+}
+
+
+@dataclass(frozen=True)
+class ResultColumn:
+    """One result column: its name, PostgreSQL type name and whether it holds geometry."""
+
+    name: str
+    type_name: str
+    is_geometry: bool = False
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows of one executed query.
+
+    Attributes:
+        columns: result columns in order.
+        rows: at most ``row_cap`` tuples; geometry/geography values are shapely geometries
+            carrying their SRID (``shapely.get_srid``), other values as psycopg loads them.
+        truncated: True if the query had more than ``row_cap`` rows (the rest was not fetched).
+        row_cap: the cap in force.
+        executed_sql: the exact text sent to the server.
+
+    """
+
+    columns: tuple[ResultColumn, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    row_cap: int
+    executed_sql: str
+
+    @property
+    def row_count(self) -> int:
+        """Number of rows kept (at most ``row_cap``)."""
+        return len(self.rows)
+
+    @property
+    def geometry_columns(self) -> tuple[int, ...]:
+        """Indexes of the geometry/geography columns."""
+        return tuple(i for i, column in enumerate(self.columns) if column.is_geometry)
+
+
+class SqlRunner(Protocol):
+    """Executes checked queries; :class:`PostgresSqlRunner` in production, fakes in unit tests."""
+
+    def run(self, checked: CheckedQuery) -> QueryResult:
+        """Execute ``checked.sql`` and return its rows.
+
+        Raises:
+            QueryExecutionError: the database refused or failed the query (classified).
+            DatabaseError: the database could not be reached.
+
+        """
+        ...
+
+
+@dataclass
+class StaticSqlRunner:
+    """In-memory :class:`SqlRunner` for unit tests: returns canned results by submitted SQL.
+
+    Attributes:
+        results: submitted SQL -> result, or -> exception to raise.
+        executed: checked queries received, in order.
+
+    """
+
+    results: Mapping[str, QueryResult | Exception]
+    executed: list[CheckedQuery] = field(default_factory=list)
+
+    def run(self, checked: CheckedQuery) -> QueryResult:
+        """Return (or raise) the canned outcome for ``checked.submitted_sql``."""
+        self.executed.append(checked)
+        outcome = self.results.get(checked.submitted_sql)
+        if outcome is None:
+            raise QueryExecutionError("other", f"no canned result for {checked.submitted_sql!r}")
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+class _EwkbHexLoader(Loader):
+    """Loads PostGIS text output (hex EWKB) into a shapely geometry with its SRID."""
+
+    def load(self, data: Any) -> Any:
+        return shapely.from_wkb(bytes(data).decode("ascii"))
+
+
+class PostgresSqlRunner:
+    """:class:`SqlRunner` over psycopg 3.
+
+    Args:
+        url: libpq URL of the read-only role (``geoask.db.urls.reader_url``).
+        statement_timeout_s: per-statement time limit in seconds (``SET LOCAL``).
+        connect_timeout_s: time limit for opening the connection in seconds.
+
+    """
+
+    def __init__(self, url: str, *, statement_timeout_s: int = 30, connect_timeout_s: int = 10):
+        self.url = url
+        self.statement_timeout_s = statement_timeout_s
+        self.connect_timeout_s = connect_timeout_s
+
+    def run(self, checked: CheckedQuery) -> QueryResult:
+        """Execute a guard-checked query; see :class:`SqlRunner`."""
+        return self.run_text(checked.sql, checked.row_cap, body_offset=checked.body_offset)
+
+    def run_text(self, sql: str, row_cap: int, *, body_offset: int = 0) -> QueryResult:
+        """Execute ``sql`` with every database-side protection but *without* the guard.
+
+        Used by :meth:`run` and by the integration tests that prove the role and transaction
+        stop attacks on their own. ``body_offset`` maps server error positions back to the
+        submitted text.
+        """
+        connection = self._connect()
+        try:
+            connection.read_only = True
+            _register_geometry_loaders(connection)
+            connection.execute(
+                "SELECT set_config('statement_timeout', %s, true),"
+                " set_config('standard_conforming_strings', 'on', true)",
+                [f"{self.statement_timeout_s * 1000}"],
+            )
+            cursor = connection.cursor()
+            cursor.execute(sql, prepare=True)
+            if cursor.description is None:
+                return QueryResult((), [], False, row_cap, sql)
+            rows = cursor.fetchmany(row_cap + 1)
+            columns = _columns(connection, cursor.description)
+        except pg_errors.Error as error:
+            raise classify_database_error(error, sql, body_offset) from None
+        finally:
+            _rollback_quietly(connection)
+            connection.close()
+        return QueryResult(columns, rows[:row_cap], len(rows) > row_cap, row_cap, sql)
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(
+                self.url,
+                autocommit=False,
+                connect_timeout=self.connect_timeout_s,
+                application_name="geoask-sql",
+            )
+        except psycopg.OperationalError as error:
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else "no reply"
+            raise DatabaseError(
+                f"could not connect to the database ({first_line}); start it with "
+                "`geoask db up` or check GEOASK_DATABASE_URL"
+            ) from None
+
+
+def _register_geometry_loaders(connection: psycopg.Connection[Any]) -> None:
+    for name in GEOMETRY_TYPE_NAMES:
+        info = TypeInfo.fetch(connection, name)
+        if info is not None:
+            connection.adapters.register_loader(info.oid, _EwkbHexLoader)
+
+
+def _columns(connection: psycopg.Connection[Any], description: Any) -> tuple[ResultColumn, ...]:
+    oids = sorted({column.type_code for column in description})
+    names = dict(
+        connection.execute(
+            "SELECT oid::int, format_type(oid, NULL) FROM pg_catalog.pg_type WHERE oid = ANY(%s)",
+            [oids],
+        ).fetchall()
+    )
+    result = []
+    for column in description:
+        type_name = names.get(column.type_code, str(column.type_code))
+        base = type_name.split("(")[0].split(".")[-1]
+        result.append(ResultColumn(column.name, type_name, base in GEOMETRY_TYPE_NAMES))
+    return tuple(result)
+
+
+def _rollback_quietly(connection: psycopg.Connection[Any]) -> None:
+    # A broken connection cannot roll back; closing it (next) ends the transaction anyway.
+    with contextlib.suppress(psycopg.Error):
+        connection.rollback()
+
+
+def classify_database_error(
+    error: pg_errors.Error, sql: str, body_offset: int = 0
+) -> QueryExecutionError:
+    """Turn a psycopg error into a :class:`QueryExecutionError` for the agent's correction loop.
+
+    ``kind`` comes from the SQLSTATE (see :data:`ERROR_KINDS`, ``other`` otherwise); the
+    server's position (1-based, in ``sql``) is mapped to the submitted text, which starts
+    ``body_offset`` characters into ``sql``.
+    """
+    diag = error.diag
+    sqlstate = diag.sqlstate or getattr(error, "sqlstate", None)
+    message = diag.message_primary or str(error).strip() or type(error).__name__
+    position = line = col = None
+    if diag.statement_position:
+        absolute = int(diag.statement_position)
+        body = sql[body_offset:]
+        relative = absolute - body_offset
+        if 1 <= relative <= len(body):
+            position = relative
+            before = body[: relative - 1]
+            line = before.count("\n") + 1
+            col = relative - (before.rfind("\n") + 1)
+    return QueryExecutionError(
+        ERROR_KINDS.get(sqlstate or "", "other"),
+        message,
+        sqlstate=sqlstate,
+        position=position,
+        line=line,
+        col=col,
+        hint=diag.message_hint,
+    )

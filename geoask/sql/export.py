@@ -1,0 +1,352 @@
+"""Export a query result to the question's artifact folder, and summarise it for prompts.
+
+With a geometry column the result becomes a GeoJSON FeatureCollection (RFC 7946: longitude,
+latitude in WGS 84, coordinates at full double precision; the first geometry column is the
+feature geometry, further ones become WKT properties); without one, a JSON array of records.
+Values: dates and times as ISO 8601 text, numerics as JSON numbers, NULL (and NaN) as null.
+Every file is written through fsspec to a temporary name and then moved into place, so a
+reader never sees a partial file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import posixpath
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+import fsspec
+import numpy as np
+import shapely
+from fsspec.implementations.local import LocalFileSystem
+from pyproj import Transformer
+from shapely.geometry import mapping
+from shapely.geometry.base import BaseGeometry
+
+from geoask.errors import ArtifactWriteError
+from geoask.sql.executor import QueryResult
+
+WGS84_SRID = 4326
+
+
+@dataclass(frozen=True)
+class ResultPreview:
+    """Compact description of a result for the execution state and the prompts.
+
+    Attributes:
+        columns: ``{"name", "type"}`` per column, in order.
+        row_count: rows kept (at most ``row_cap``).
+        truncated: True if the query returned more than ``row_cap`` rows.
+        row_cap: the cap in force.
+        first_rows: the first rows as JSON-ready mappings (geometries as short WKT).
+        geometry_column: name of the feature geometry column, or None.
+        geometry_types: geometry types present, e.g. ``["MultiPolygon"]``.
+        bbox_wgs84: ``[min_lon, min_lat, max_lon, max_lat]`` of all geometries, or None.
+
+    """
+
+    columns: list[dict[str, str]]
+    row_count: int
+    truncated: bool
+    row_cap: int
+    first_rows: list[dict[str, Any]]
+    geometry_column: str | None
+    geometry_types: list[str]
+    bbox_wgs84: list[float] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The preview as plain JSON-ready data."""
+        return asdict(self)
+
+    def to_text(self) -> str:
+        """A few lines for a prompt or the terminal."""
+        columns = ", ".join(f"{c['name']} ({c['type']})" for c in self.columns)
+        count = f"{self.row_count} rows"
+        if self.truncated:
+            count += f" - TRUNCATED at the row cap of {self.row_cap}; the query returned more"
+        lines = [f"columns: {columns}", f"rows: {count}"]
+        if self.geometry_column:
+            lines.append(
+                f"geometry: {self.geometry_column} {'/'.join(self.geometry_types) or 'none'}, "
+                f"bbox (lon/lat) {self.bbox_wgs84}"
+            )
+        lines.extend(json.dumps(row, ensure_ascii=False) for row in self.first_rows)
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ExportedResult:
+    """Where a result was written.
+
+    Attributes:
+        data_path: URL/path of the GeoJSON or JSON file.
+        preview_path: URL/path of the preview JSON file.
+        format: ``"geojson"`` or ``"json"``.
+        preview: the preview written next to the data.
+
+    """
+
+    data_path: str
+    preview_path: str
+    format: str
+    preview: ResultPreview
+
+
+def export_result(
+    result: QueryResult, out_dir: str, *, name: str = "result", preview_rows: int = 5
+) -> ExportedResult:
+    """Write ``result`` (and its preview) into ``out_dir`` (any fsspec URL or local path).
+
+    Writes ``<name>.geojson`` when the result has a geometry column, else ``<name>.json``,
+    plus ``<name>.preview.json``.
+
+    Raises:
+        ArtifactWriteError: the folder or a file could not be written.
+
+    """
+    preview = build_preview(result, preview_rows)
+    if result.geometry_columns:
+        payload: Any = result_to_geojson(result)
+        fmt, extension = "geojson", "geojson"
+    else:
+        payload = result_to_records(result)
+        fmt, extension = "json", "json"
+    base = out_dir.rstrip("/")
+    data_path = f"{base}/{name}.{extension}"
+    preview_path = f"{base}/{name}.preview.json"
+    write_atomic(data_path, _dumps(payload))
+    write_atomic(preview_path, _dumps(preview.to_dict()))
+    return ExportedResult(data_path, preview_path, fmt, preview)
+
+
+def result_to_geojson(result: QueryResult) -> dict[str, Any]:
+    """The result as a GeoJSON FeatureCollection (RFC 7946, lon/lat, full precision).
+
+    Raises:
+        ValueError: the result has no geometry column.
+
+    """
+    geometry_indexes = result.geometry_columns
+    if not geometry_indexes:
+        raise ValueError("the result has no geometry column")
+    feature_index = geometry_indexes[0]
+    names = unique_names([column.name for column in result.columns])
+    features = []
+    bounds: list[np.ndarray] = []
+    for row in result.rows:
+        geometry = to_wgs84(row[feature_index])
+        if geometry is not None and not geometry.is_empty:
+            bounds.append(np.asarray(geometry.bounds))
+        properties = {
+            names[i]: (
+                _wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
+            )
+            for i, value in enumerate(row)
+            if i != feature_index
+        }
+        features.append(
+            {
+                "type": "Feature",
+                "geometry": (
+                    mapping(geometry) if geometry is not None and not geometry.is_empty else None
+                ),
+                "properties": properties,
+            }
+        )
+    collection: dict[str, Any] = {"type": "FeatureCollection", "features": features}
+    if bounds:
+        collection["bbox"] = _union_bounds(bounds)
+    return collection
+
+
+def result_to_records(result: QueryResult) -> list[dict[str, Any]]:
+    """The result as JSON records ``[{column: value}]`` (geometries, if any, as WKT)."""
+    names = unique_names([column.name for column in result.columns])
+    geometry_indexes = set(result.geometry_columns)
+    return [
+        {
+            names[i]: _wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
+            for i, value in enumerate(row)
+        }
+        for row in result.rows
+    ]
+
+
+def build_preview(result: QueryResult, preview_rows: int = 5) -> ResultPreview:
+    """Summarise ``result``: columns and types, row count, truncation, first rows, bbox."""
+    names = unique_names([column.name for column in result.columns])
+    geometry_indexes = result.geometry_columns
+    feature_index = geometry_indexes[0] if geometry_indexes else None
+    types: set[str] = set()
+    bounds: list[np.ndarray] = []
+    if feature_index is not None:
+        for row in result.rows:
+            geometry = to_wgs84(row[feature_index])
+            if geometry is not None and not geometry.is_empty:
+                types.add(geometry.geom_type)
+                bounds.append(np.asarray(geometry.bounds))
+    first_rows = [
+        {
+            names[i]: (
+                _short_wkt(value) if i in geometry_indexes else json_value(value)
+            )
+            for i, value in enumerate(row)
+        }
+        for row in result.rows[:preview_rows]
+    ]
+    return ResultPreview(
+        columns=[{"name": n, "type": c.type_name} for n, c in zip(names, result.columns,
+                                                                      strict=True)],
+        row_count=result.row_count,
+        truncated=result.truncated,
+        row_cap=result.row_cap,
+        first_rows=first_rows,
+        geometry_column=names[feature_index] if feature_index is not None else None,
+        geometry_types=sorted(types),
+        bbox_wgs84=_union_bounds(bounds) if bounds else None,
+    )
+
+
+def json_value(value: Any) -> Any:
+    """Convert one database value to JSON-ready data.
+
+    Dates, times and timestamps become ISO 8601 text; intervals ISO 8601 durations
+    (``P1DT3600S``); Decimals JSON numbers (int when integral); NaN/Infinity null; bytes hex.
+
+    >>> json_value(Decimal("2.50")), json_value(dt.date(2020, 1, 2)), json_value(float("nan"))
+    (2.5, '2020-01-02', None)
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return None
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        seconds = value.seconds + value.microseconds / 1e6
+        return f"P{value.days}DT{seconds:g}S"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, BaseGeometry):
+        return _wkt(to_wgs84(value))
+    if isinstance(value, dict):
+        return {str(key): json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(item) for item in value]
+    return str(value)
+
+
+def to_wgs84(geometry: BaseGeometry | None) -> BaseGeometry | None:
+    """``geometry`` in EPSG:4326 lon/lat; SRID 0 (unknown) is taken to be 4326 already."""
+    if geometry is None:
+        return None
+    srid = int(shapely.get_srid(geometry))
+    if srid in (0, WGS84_SRID):
+        return geometry
+    transformer = _transformer(srid)
+
+    def project(coords: np.ndarray) -> np.ndarray:
+        x, y = transformer.transform(coords[:, 0], coords[:, 1])
+        return np.column_stack([x, y])
+
+    return shapely.set_srid(shapely.transform(geometry, project), WGS84_SRID)
+
+
+@lru_cache(maxsize=16)
+def _transformer(srid: int) -> Transformer:
+    return Transformer.from_crs(srid, WGS84_SRID, always_xy=True)
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """Column names made unique for JSON keys: the second ``id`` becomes ``id_2``.
+
+    >>> unique_names(["id", "id", "name"])
+    ['id', 'id_2', 'name']
+    """
+    seen: dict[str, int] = {}
+    result = []
+    for name in names:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        result.append(name if count == 1 else f"{name}_{count}")
+    return result
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` (fsspec URL or local path) so it appears whole or not at all.
+
+    The bytes go to a hidden temporary file in the same folder (fsync'd on local disks) and
+    are then moved onto ``path``.
+
+    Raises:
+        ArtifactWriteError: the folder or the file could not be written.
+
+    """
+    try:
+        fs, fs_path = fsspec.core.url_to_fs(path)
+        folder = posixpath.dirname(fs_path)
+        temporary = posixpath.join(folder, f".{posixpath.basename(fs_path)}.{uuid.uuid4().hex}.tmp")
+        fs.makedirs(folder, exist_ok=True)
+    except OSError as error:
+        raise ArtifactWriteError(f"cannot create the artifact folder for {path}: {error}") from None
+    try:
+        if isinstance(fs, LocalFileSystem):
+            with open(temporary, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, fs_path)
+        else:
+            fs.pipe_file(temporary, data)
+            fs.mv(temporary, fs_path)
+    except OSError as error:
+        _remove_quietly(fs, temporary)
+        raise ArtifactWriteError(f"cannot write {path}: {error}") from None
+    except BaseException:
+        _remove_quietly(fs, temporary)
+        raise
+
+
+def _remove_quietly(fs: Any, path: str) -> None:
+    try:
+        if fs.exists(path):
+            fs.rm(path)
+    except OSError:  # best effort: the temporary name is hidden and never read
+        pass
+
+
+def _dumps(payload: Any) -> bytes:
+    # allow_nan=False: json_value already mapped NaN/Infinity to null; fail loudly otherwise.
+    return json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _wkt(geometry: BaseGeometry | None) -> str | None:
+    return None if geometry is None else shapely.to_wkt(geometry, rounding_precision=-1)
+
+
+def _short_wkt(value: Any, limit: int = 80) -> str | None:
+    if not isinstance(value, BaseGeometry):
+        return json_value(value)
+    text = shapely.to_wkt(to_wgs84(value), rounding_precision=6)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _union_bounds(bounds: list[np.ndarray]) -> list[float]:
+    stacked = np.vstack(bounds)
+    return [
+        float(stacked[:, 0].min()),
+        float(stacked[:, 1].min()),
+        float(stacked[:, 2].max()),
+        float(stacked[:, 3].max()),
+    ]

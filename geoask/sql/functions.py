@@ -1,0 +1,123 @@
+"""Which SQL functions a checked query may call: an allow-list of read-only function families.
+
+Why an allow-list and not a deny-list: a database can hold any number of functions geoask has
+never seen - user-defined ones, extensions (dblink, adminpack, plpython), new releases of
+PostgreSQL. A deny-list has to name every dangerous one and silently passes the one it forgot;
+an allow-list fails closed, so a forgotten *safe* function costs a rejected query (the agent is
+told which function and can rewrite), while a forgotten *dangerous* one cannot be called.
+The families below only read: no file or large-object access, no dblink, no configuration
+setters, no advisory locks, no sequences, no sleeping, no backend signals, no notifications,
+no functions that run SQL text (``query_to_xml``, ``ts_stat``).
+
+Names are compared as PostgreSQL resolves them: unquoted names folded to lower case, quoted
+names exactly. Schema-qualified calls are allowed only with ``pg_catalog``.
+"""
+
+from __future__ import annotations
+
+from geoask.sql.postgis_functions import POSTGIS_ST_FUNCTIONS
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+AGGREGATE_FUNCTIONS = _names(
+    """
+    count sum avg min max stddev stddev_pop stddev_samp variance var_pop var_samp corr
+    covar_pop covar_samp regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy
+    regr_sxx regr_syy regr_sxy percentile_cont percentile_disc mode bool_and bool_or every
+    array_agg string_agg json_agg jsonb_agg json_object_agg jsonb_object_agg bit_and bit_or
+    """
+)
+WINDOW_FUNCTIONS = _names(
+    """
+    row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value
+    nth_value
+    """
+)
+MATH_FUNCTIONS = _names(
+    """
+    abs ceil ceiling floor round trunc sign sqrt cbrt power pow exp ln log log10 mod div pi
+    degrees radians sin cos tan cot asin acos atan atan2 sind cosd tand asind acosd atand
+    sinh cosh tanh width_bucket gcd lcm factorial scale trim_scale min_scale
+    """
+)
+CONDITIONAL_FUNCTIONS = _names("coalesce nullif greatest least num_nonnulls num_nulls")
+STRING_FUNCTIONS = _names(
+    """
+    lower upper initcap length char_length character_length octet_length bit_length substr
+    substring left right lpad rpad ltrim rtrim btrim trim replace translate concat concat_ws
+    split_part strpos position reverse repeat format regexp_replace regexp_match
+    regexp_matches regexp_split_to_array regexp_split_to_table regexp_count regexp_like
+    regexp_substr regexp_instr starts_with md5 to_hex ascii chr string_to_array
+    array_to_string overlay normalize
+    """
+)
+DATE_TIME_FUNCTIONS = _names(
+    """
+    now current_date current_timestamp localtimestamp date_trunc date_part extract age
+    make_date make_time make_timestamp make_timestamptz make_interval to_char to_date
+    to_timestamp to_number justify_days justify_hours justify_interval isfinite date_bin
+    statement_timestamp transaction_timestamp
+    """
+)
+JSON_FUNCTIONS = _names(
+    """
+    json_build_object jsonb_build_object json_build_array jsonb_build_array to_json to_jsonb
+    row_to_json array_to_json json_array_length jsonb_array_length json_extract_path
+    jsonb_extract_path json_extract_path_text jsonb_extract_path_text json_each jsonb_each
+    json_each_text jsonb_each_text json_array_elements jsonb_array_elements
+    json_array_elements_text jsonb_array_elements_text json_typeof jsonb_typeof
+    json_object_keys jsonb_object_keys jsonb_pretty json_object jsonb_object
+    """
+)
+ARRAY_FUNCTIONS = _names(
+    """
+    array_length cardinality unnest array_position array_positions array_remove array_replace
+    array_append array_cat array_prepend array_lower array_upper array_dims array_ndims
+    generate_series generate_subscripts
+    """
+)
+
+READ_ONLY_FUNCTIONS: frozenset[str] = (
+    AGGREGATE_FUNCTIONS
+    | WINDOW_FUNCTIONS
+    | MATH_FUNCTIONS
+    | CONDITIONAL_FUNCTIONS
+    | STRING_FUNCTIONS
+    | DATE_TIME_FUNCTIONS
+    | JSON_FUNCTIONS
+    | ARRAY_FUNCTIONS
+)
+"""Functions allowed under every policy (PostgreSQL built-ins that only read)."""
+
+POSTGIS_OTHER_FUNCTIONS = _names("geometrytype box2d box3d geometry geography")
+"""PostGIS functions without the ``st_`` prefix that only compute (allowed under ``postgis``)."""
+
+POSTGIS_READ_FUNCTIONS: frozenset[str] = POSTGIS_ST_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS
+"""Functions added by the ``postgis`` policy."""
+
+SPATIAL_TYPE_NAMES = _names("geometry geography box2d box3d box2df gidx")
+"""Type names whose casts count as spatial computation under the ``separated`` policy."""
+
+
+def is_spatial_function(name: str) -> bool:
+    """True if ``name`` (as PostgreSQL resolves it) is a PostGIS function.
+
+    >>> is_spatial_function("st_area"), is_spatial_function("count")
+    (True, False)
+    """
+    lowered = name.lower()
+    return (
+        lowered.startswith(("st_", "postgis_", "_st_"))
+        or lowered in POSTGIS_READ_FUNCTIONS
+        or lowered in SPATIAL_TYPE_NAMES
+    )
+
+
+def allowed_function_names(policy: str) -> frozenset[str]:
+    """The allow-list for ``policy`` (``"separated"`` or ``"postgis"``), lower-case names."""
+    if policy == "postgis":
+        return READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS
+    return READ_ONLY_FUNCTIONS

@@ -1,0 +1,153 @@
+"""The SQL guard: parse once, run the rules in order, then prepare the text that will run.
+
+The text that runs is always the submitted text - with identifiers quoted where the catalog
+needs it and, without an outer LIMIT within the row cap, wrapped as
+``SELECT * FROM (<submitted>) AS q LIMIT <row_cap + 1>``. sqlglot's regenerated SQL is never
+executed: it can change the meaning of PostGIS code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from geoask.sql.context import GuardContext
+from geoask.sql.parsing import ParsedQuery, parse_query
+from geoask.sql.rules import RULES
+from geoask.sql.rules.query_only import query_root
+from geoask.sql.violation import GuardViolation
+
+WRAP_PREFIX = "SELECT * FROM (\n"
+
+
+@dataclass(frozen=True)
+class CheckedQuery:
+    """A statement that passed every rule, ready for the executor.
+
+    Attributes:
+        submitted_sql: the SQL as submitted.
+        sql: the SQL to execute (submitted text, identifiers quoted, maybe wrapped).
+        row_limit_added: True if the wrapper ``SELECT * FROM (...) AS q LIMIT n`` was added.
+        row_cap: rows the caller may keep; the wrapper asks for one more to detect truncation.
+        quoted_identifiers: catalog names that were quoted, in order of appearance.
+        body_offset: characters before the submitted text inside ``sql`` (to map server
+            error positions back to the submitted text).
+
+    """
+
+    submitted_sql: str
+    sql: str
+    row_limit_added: bool
+    row_cap: int
+    quoted_identifiers: tuple[str, ...] = ()
+    body_offset: int = 0
+
+
+def find_violation(sql: str, context: GuardContext) -> GuardViolation | None:
+    """Run the rules on ``sql`` and return the first failure, or None if it passes.
+
+    >>> find_violation("SELECT 1; DROP TABLE t", GuardContext()).rule
+    'single_statement'
+    """
+    from geoask.errors import QueryRejectedError
+
+    try:
+        query = parse_query(sql)
+    except QueryRejectedError as error:
+        return GuardViolation(error.rule, error.description, error.fragment, error.line, error.col)
+    return _first_violation(query, context)
+
+
+def check_sql(sql: str, context: GuardContext) -> CheckedQuery:
+    """Check ``sql`` and return what to execute.
+
+    >>> check_sql("SELECT name FROM demo.airports", GuardContext(row_cap=10)).sql.splitlines()[-1]
+    ') AS q LIMIT 11'
+
+    Raises:
+        QueryRejectedError: a rule failed (``rule``, ``description``, ``fragment``, ``line``,
+            ``col`` say which and where).
+
+    """
+    query = parse_query(sql)
+    violation = _first_violation(query, context)
+    if violation is not None:
+        raise violation.to_error()
+    body, quoted = normalized_body(query, context.case_sensitive_names)
+    if has_outer_limit_within(query.tree, context.row_cap):
+        return CheckedQuery(sql, body, False, context.row_cap, quoted, 0)
+    wrapped = f"{WRAP_PREFIX}{body}\n) AS q LIMIT {context.row_cap + 1}"
+    return CheckedQuery(sql, wrapped, True, context.row_cap, quoted, len(WRAP_PREFIX))
+
+
+def _first_violation(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
+    for rule in RULES:
+        violation = rule(query, context)
+        if violation is not None:
+            return violation
+    return None
+
+
+def has_outer_limit_within(tree: exp.Expr, row_cap: int) -> bool:
+    """True if the outermost query has ``LIMIT n`` / ``FETCH FIRST n ROWS`` with ``n <= row_cap``.
+
+    >>> from geoask.sql.parsing import parse_query
+    >>> has_outer_limit_within(parse_query("SELECT a FROM t LIMIT 5").tree, 100)
+    True
+    """
+    limit = query_root(tree).args.get("limit")
+    if isinstance(limit, exp.Limit):
+        count = limit.expression
+    elif isinstance(limit, exp.Fetch):
+        count = limit.args.get("count")
+    else:
+        return False
+    return (
+        isinstance(count, exp.Literal)
+        and not count.is_string
+        and count.this.isdigit()
+        and int(count.this) <= row_cap
+    )
+
+
+def normalized_body(
+    query: ParsedQuery, case_sensitive_names: frozenset[str]
+) -> tuple[str, tuple[str, ...]]:
+    """The submitted text without trailing ``;`` and with case-sensitive catalog names quoted.
+
+    An unquoted identifier whose lower-case form matches exactly one catalog name that has
+    upper-case letters (``PopTotal``) is replaced by that name in double quotes; every other
+    character of the submitted text is kept.
+    """
+    body_end = _body_end(query)
+    by_folded: dict[str, list[str]] = {}
+    for name in case_sensitive_names:
+        if name != name.lower():
+            by_folded.setdefault(name.lower(), []).append(name)
+    replacements: list[tuple[int, int, str]] = []
+    for identifier in query.tree.find_all(exp.Identifier):
+        meta = identifier.meta or {}
+        if identifier.quoted or "start" not in meta:
+            continue
+        start, end = meta["start"], meta["end"]
+        written = query.text[start : end + 1]
+        candidates = by_folded.get(written.lower(), [])
+        if len(candidates) == 1 and end < body_end:
+            replacements.append((start, end, candidates[0]))
+    text = query.text[:body_end]
+    quoted: list[str] = []
+    for start, end, name in sorted(replacements, reverse=True):
+        text = text[:start] + '"' + name.replace('"', '""') + '"' + text[end + 1 :]
+        quoted.append(name)
+    return text.rstrip(), tuple(reversed(quoted))
+
+
+def _body_end(query: ParsedQuery) -> int:
+    """Offset just past the statement: before its trailing semicolons (comments before kept)."""
+    tokens = list(query.tokens)
+    end = len(query.text)
+    while tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+        end = tokens.pop().start
+    return end

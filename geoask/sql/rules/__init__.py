@@ -1,0 +1,36 @@
+"""Guard rules: one module per rule, each exporting a function of the same name.
+
+A rule takes the parsed query and the guard context and returns a
+:class:`~geoask.sql.violation.GuardViolation` or None. :data:`RULES` fixes their order.
+"""
+
+from __future__ import annotations
+
+from geoask.sql.rules.allowed_functions import allowed_functions
+from geoask.sql.rules.lexical_safety import lexical_safety
+from geoask.sql.rules.no_bind_parameters import no_bind_parameters
+from geoask.sql.rules.no_data_modification import no_data_modification
+from geoask.sql.rules.no_operator_syntax import no_operator_syntax
+from geoask.sql.rules.no_row_locks import no_row_locks
+from geoask.sql.rules.no_select_into import no_select_into
+from geoask.sql.rules.query_only import query_only
+from geoask.sql.rules.single_statement import single_statement
+from geoask.sql.rules.spatial_policy import spatial_policy
+from geoask.sql.rules.topk_contract import topk_contract
+
+RULES = (
+    single_statement,
+    query_only,
+    no_data_modification,
+    no_select_into,
+    no_row_locks,
+    lexical_safety,
+    no_bind_parameters,
+    no_operator_syntax,
+    spatial_policy,
+    allowed_functions,
+    topk_contract,
+)
+"""The guard's rules in the order they run; the first failure is reported."""
+
+__all__ = ["RULES"]

@@ -1,0 +1,30 @@
+"""Rule: no bind parameters or placeholders (``$1``, ``?``, ``:name``)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from geoask.sql.context import GuardContext
+from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.violation import GuardViolation
+
+RULE = "no_bind_parameters"
+
+
+def no_bind_parameters(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
+    """Reject placeholders: geoask sends no parameters, so values must be literals.
+
+    >>> from geoask.sql.parsing import parse_query
+    >>> no_bind_parameters(parse_query("SELECT * FROM t WHERE a = $1"), GuardContext()).rule
+    'no_bind_parameters'
+    """
+    node = query.tree.find(exp.Placeholder, exp.Parameter, exp.SessionParameter)
+    if node is None:
+        return None
+    return violation_at(
+        RULE,
+        "bind parameters and placeholders are not supported (and '@' is not a known "
+        "operator here); write values as literals",
+        node,
+        query,
+    )

@@ -1,0 +1,48 @@
+"""Rule: the statement is a query (SELECT, WITH ... SELECT, set operation, VALUES, TABLE)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from geoask.sql.context import GuardContext
+from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.violation import GuardViolation
+
+RULE = "query_only"
+QUERY_ROOTS = (exp.Select, exp.SetOperation, exp.Values)
+
+
+def query_only(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
+    """Reject any statement whose root is not a query; decided on the tree, not the first word.
+
+    >>> from geoask.sql.parsing import parse_query
+    >>> query_only(parse_query("/* SELECT */ DELETE FROM t"), GuardContext()).rule
+    'query_only'
+    """
+    root = query_root(query.tree)
+    if isinstance(root, QUERY_ROOTS):
+        return None
+    if isinstance(root, exp.Command):
+        kind = str(root.this).upper()
+        description = (
+            f"{kind} is not a query (sqlglot could only read it as a raw command); only "
+            "read-only SELECT queries are run - rewrite it as one SELECT"
+        )
+    elif isinstance(root, exp.Condition | exp.Alias):
+        description = (
+            "the text is not a query (it reads as a bare expression - LISTEN, NOTIFY, DISCARD "
+            "and similar commands are not queries); send one SELECT query"
+        )
+    else:
+        description = (
+            f"{root.key.upper()} is not a read-only query; only SELECT, WITH ... SELECT, "
+            "UNION/INTERSECT/EXCEPT and VALUES are run"
+        )
+    return violation_at(RULE, description, root, query, render=True)
+
+
+def query_root(tree: exp.Expr) -> exp.Expr:
+    """The statement with any outer parentheses removed: ``((SELECT 1))`` -> ``SELECT 1``."""
+    while isinstance(tree, exp.Subquery) and not tree.args.get("alias"):
+        tree = tree.this
+    return tree

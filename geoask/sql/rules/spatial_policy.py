@@ -1,0 +1,97 @@
+"""Rule: under the ``separated`` policy, SQL selects geometry but does not compute with it."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from geoask.sql.calls import function_calls
+from geoask.sql.context import GuardContext, SpatialPolicy
+from geoask.sql.functions import SPATIAL_TYPE_NAMES, is_spatial_function
+from geoask.sql.parsing import ORIGINAL_NAME_KEY, ParsedQuery, violation_at
+from geoask.sql.violation import GuardViolation
+
+RULE = "spatial_policy"
+ADVICE = (
+    "the active policy 'separated' keeps spatial computation out of SQL: select the rows and "
+    "their geometry column (e.g. SELECT id, geom FROM ...), then compute in Python with "
+    "geopandas/shapely on the exported GeoJSON"
+)
+# Binary nodes that only test or name a geometry rather than compute with it.
+NON_COMPUTING = (exp.Is, exp.Dot, exp.Alias, exp.PropertyEQ, exp.And, exp.Or)
+
+
+def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
+    """Reject ST_* calls, geometry operators and casts to spatial types (policy ``separated``).
+
+    >>> from geoask.sql.parsing import parse_query
+    >>> spatial_policy(parse_query("SELECT ST_Area(geom) FROM t"), GuardContext()).rule
+    'spatial_policy'
+    >>> spatial_policy(parse_query("SELECT name, geom FROM t"), GuardContext()) is None
+    True
+    """
+    if context.policy != SpatialPolicy.SEPARATED:
+        return None
+    for call in function_calls(query):
+        if call.name is not None and is_spatial_function(call.name):
+            return violation_at(
+                RULE, f"spatial function {call.name}() computes in SQL; {ADVICE}", call.node,
+                query,
+            )
+    for node in query.tree.walk():
+        if isinstance(node, exp.Cast | exp.TryCast) and _is_spatial_type(node.to):
+            return violation_at(
+                RULE, f"a cast to {node.to.sql(dialect='postgres')} computes in SQL; {ADVICE}",
+                node, query,
+            )
+        if isinstance(node, exp.Distance):
+            return violation_at(
+                RULE, f"the distance operator <-> computes in SQL; {ADVICE}", node, query
+            )
+        if _is_operator(node) and any(
+            is_geometry_expression(child, context) for child in _operands(node)
+        ):
+            return violation_at(
+                RULE, f"an operator applied to a geometry computes in SQL; {ADVICE}", node,
+                query,
+            )
+    return None
+
+
+def is_geometry_expression(node: exp.Expr, context: GuardContext) -> bool:
+    """True if ``node`` is (syntactically) a geometry: a geometry column, cast or ST_* result."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column):
+        return node.name.lower() in context.geometry_columns
+    if isinstance(node, exp.Cast | exp.TryCast):
+        return _is_spatial_type(node.to)
+    if isinstance(node, exp.Anonymous):
+        return is_spatial_function(node.name)
+    written = (node.meta or {}).get(ORIGINAL_NAME_KEY)
+    return isinstance(node, exp.Func) and written is not None and is_spatial_function(written)
+
+
+def _is_spatial_type(data_type: exp.Expr | None) -> bool:
+    if not isinstance(data_type, exp.DataType):
+        return False
+    if data_type.this in (exp.DataType.Type.GEOMETRY, exp.DataType.Type.GEOGRAPHY):
+        return True
+    kind = data_type.args.get("kind")
+    return kind is not None and kind.name.lower() in SPATIAL_TYPE_NAMES
+
+
+def _is_operator(node: exp.Expr) -> bool:
+    if isinstance(node, NON_COMPUTING):
+        return False
+    if isinstance(node, exp.Binary):
+        return True
+    return (
+        isinstance(node, exp.Func)
+        and not isinstance(node, exp.Anonymous)
+        and ORIGINAL_NAME_KEY not in (node.meta or {})
+        and not isinstance(node, exp.Cast | exp.TryCast | exp.Count | exp.Coalesce)
+    )
+
+
+def _operands(node: exp.Expr) -> list[exp.Expr]:
+    return [value for value in node.args.values() if isinstance(value, exp.Expr)]

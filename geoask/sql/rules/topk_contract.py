@@ -1,0 +1,39 @@
+"""Rule: a step whose answer contract is ordered Top-K has an outer ORDER BY and LIMIT."""
+
+from __future__ import annotations
+
+from geoask.sql.context import AnswerContract, GuardContext
+from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.rules.query_only import query_root
+from geoask.sql.violation import GuardViolation
+
+RULE = "topk_contract"
+
+
+def topk_contract(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
+    """Require ``ORDER BY`` and ``LIMIT`` on the outermost query under the ``topk`` contract.
+
+    >>> from geoask.sql.parsing import parse_query
+    >>> topk = GuardContext(contract=AnswerContract.TOPK)
+    >>> topk_contract(parse_query("SELECT a FROM t LIMIT 5"), topk).rule
+    'topk_contract'
+    """
+    if context.contract != AnswerContract.TOPK:
+        return None
+    root = query_root(query.tree)
+    missing = [
+        clause
+        for clause, key in (("ORDER BY", "order"), ("LIMIT", "limit"))
+        if not root.args.get(key)
+    ]
+    if not missing:
+        return None
+    return violation_at(
+        RULE,
+        f"the step promises an ordered Top-K answer but the outer query has no "
+        f"{' and no '.join(missing)}; add ORDER BY <ranking expression> [DESC] LIMIT <k> to the "
+        "outermost query",
+        root,
+        query,
+        render=True,
+    )
