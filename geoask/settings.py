@@ -5,11 +5,14 @@ Every field is documented in README.md ("Configuration"); a test checks that it 
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -93,24 +96,43 @@ class Settings(BaseSettings):
         description="Most tables in a retrieved schema subset, joined-in tables included.",
     )
     retrieval_min_relative_score: float = Field(
-        default=0.8, gt=0.0, le=1.0,
+        default=0.3, ge=0.0, le=1.0,
         description=(
-            "A ranked table is kept when its score is at least this fraction of the best "
-            "table's score (before join-path completion)."
+            "A ranked table is kept when its semantic score exceeds the median table's by at "
+            "least this fraction of the best table's margin over the median (0: every table "
+            "above the median; 1: only the best)."
         ),
     )
+    retrieval_min_ranked_tables: int = Field(
+        default=2, ge=1, le=8,
+        description="The best-ranked tables always kept, whatever their relative score.",
+    )
     retrieval_lexical_weight: float = Field(
-        default=0.15, ge=0.0,
+        default=0.3, ge=0.0,
         description=(
             "Weight λ of exact lexical matches (table/column names, abbreviations, values, "
             "years) added to a table's retrieval score."
         ),
     )
+    retrieval_lexical_keep: float = Field(
+        default=0.5, ge=0.0,
+        description=(
+            "A table whose lexical weight (capped at 1; a term naming n tables weighs 1/n, a "
+            "year in n tables' coverage 0.5/n) reaches this is kept whatever its similarity."
+        ),
+    )
     retrieval_column_margin: float = Field(
-        default=0.1, ge=0.0,
+        default=0.15, ge=0.0,
         description=(
             "Columns within this cosine similarity of a table's best column are kept in the "
             "rendered schema subset; others (except keys and geometry) are trimmed."
+        ),
+    )
+    retrieval_value_max_distinct: int = Field(
+        default=200, ge=0,
+        description=(
+            "Text columns with at most this many distinct values (state, country and NC county "
+            "names, categories) feed exact lexical matching; larger ones are left out."
         ),
     )
     retrieval_cache_size: int = Field(
@@ -151,7 +173,8 @@ class Settings(BaseSettings):
     )
     sandbox_runtime_dir: Path | None = Field(
         default=None,
-        description="Sandbox runtime venv (analysis libraries only); default <home>/sandbox-runtime.",
+        description="Sandbox runtime venv (analysis libraries only); "
+        "default <home>/sandbox-runtime.",
     )
     sandbox_work_dir: Path | None = Field(
         default=None,
@@ -175,7 +198,8 @@ class Settings(BaseSettings):
     )
     sandbox_file_size_mib: int = Field(
         default=256, ge=1,
-        description="Largest file a sandboxed script may write, stdout included (MiB, RLIMIT_FSIZE).",
+        description="Largest file a sandboxed script may write, stdout included "
+        "(MiB, RLIMIT_FSIZE).",
     )
     sandbox_open_files: int = Field(
         default=256, ge=32, description="Open-file limit of a sandboxed script (RLIMIT_NOFILE)."
@@ -183,6 +207,11 @@ class Settings(BaseSettings):
     sandbox_max_tasks: int = Field(
         default=64, ge=8,
         description="Processes+threads the sandbox's unprivileged uid may hold (RLIMIT_NPROC).",
+    )
+    sandbox_scratch_mib: int = Field(
+        default=512, ge=0,
+        description="Size cap of a run's writable /scratch (MiB; a tmpfs the host mounts per "
+        "run, needs root); 0 = a plain folder on disk with only the per-file limit.",
     )
     sandbox_tmp_mib: int = Field(
         default=64, ge=1, description="Size of the sandbox's private /tmp (MiB, in memory)."
@@ -201,25 +230,164 @@ class Settings(BaseSettings):
         default=4000, ge=200, description="How much of stderr an outcome keeps."
     )
 
+    # Language models of the agents (geoask/llm.py, issue #6).
+    model: str | None = Field(
+        default=None,
+        description=(
+            "Model of every agent, as a pydantic-ai model string (`openai:gpt-4o`, "
+            "`anthropic:claude-sonnet-4-5`, `deepseek:deepseek-chat`), as "
+            "`openai-compatible:<model name>` for the endpoint GEOASK_OPENAI_BASE_URL "
+            "(DashScope/Qwen, vLLM, Ollama, llama.cpp server), or `reference` for the offline "
+            "replay model. Unset: no agent can run and `geoask ask` says how to set it."
+        ),
+    )
+    model_intent: str | None = Field(
+        default=None, description="Model of the intent agent (overrides GEOASK_MODEL)."
+    )
+    model_planner: str | None = Field(
+        default=None, description="Model of the planner agent (overrides GEOASK_MODEL)."
+    )
+    model_sql: str | None = Field(
+        default=None, description="Model of the SQL agent (overrides GEOASK_MODEL)."
+    )
+    model_compute: str | None = Field(
+        default=None, description="Model of the compute (Python) agent (overrides GEOASK_MODEL)."
+    )
+    model_reviewer: str | None = Field(
+        default=None, description="Model of the reviewer agent (overrides GEOASK_MODEL)."
+    )
+    model_answer: str | None = Field(
+        default=None, description="Model of the answer agent (overrides GEOASK_MODEL)."
+    )
+    openai_base_url: str | None = Field(
+        default=None,
+        description=(
+            "Base URL of the OpenAI-compatible chat-completions endpoint used by "
+            "`openai-compatible:<model>` models, e.g. "
+            "https://dashscope.aliyuncs.com/compatible-mode/v1, http://127.0.0.1:8000/v1 (vLLM), "
+            "http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp)."
+        ),
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        description=(
+            "API key of GEOASK_OPENAI_BASE_URL (optional for local servers); also used by "
+            "`openai:` models instead of OPENAI_API_KEY when set."
+        ),
+    )
+    model_temperature: float = Field(
+        default=0.0, ge=0.0, le=2.0, description="Sampling temperature of every agent call."
+    )
+    model_timeout_s: float = Field(
+        default=60.0, gt=0,
+        description="Timeout of one HTTP attempt of a model call (s); a retry re-arms it.",
+    )
+    model_request_timeout_s: float = Field(
+        default=300.0, gt=0,
+        description=(
+            "Deadline of one model call including all its HTTP retries (s); when it passes "
+            "the call fails as a transient model error."
+        ),
+    )
+    model_max_retries: int = Field(
+        default=2, ge=0, le=10,
+        description=(
+            "HTTP retries of one model call, for transient failures only (408, 409, 429, 5xx, "
+            "dropped connections), with exponential backoff from 0.5 s to 8 s (a server's "
+            "Retry-After is honoured up to 120 s); 0 makes a single attempt."
+        ),
+    )
+
+    # The question flow (flows/answer_question.py, issue #6).
+    variant: Literal["FULL", "POSTGIS", "NO_STCA", "NO_PLANNER", "BASE"] = Field(
+        default="FULL",
+        description=(
+            "Pipeline variant: FULL (spatial computation in Python, not SQL), POSTGIS (spatial "
+            "SQL allowed), NO_STCA (no Python steps; spatial SQL allowed), NO_PLANNER (one SQL "
+            "step, then Python only if the SQL agent asks), BASE (plain relational SQL only)."
+        ),
+    )
+    flow_max_step_attempts: int = Field(
+        default=3, ge=1,
+        description="Attempts per plan step (the first try plus revisions) before a replan.",
+    )
+    flow_max_repairs: int = Field(
+        default=2, ge=0,
+        description="Repairs of an upstream step (dependency backtracking) per question.",
+    )
+    flow_max_replans: int = Field(
+        default=2, ge=0, description="New plans per question after a failed or rejected plan."
+    )
+    flow_max_step_runs: int = Field(
+        default=12, ge=1,
+        description="Total step executions (SQL and Python, all attempts) per question.",
+    )
+    flow_evidence_rows: int = Field(
+        default=50, ge=1,
+        description=(
+            "Most result rows handed to the reviewer and answer agents as evidence; larger "
+            "results are shown as a preview and a row count."
+        ),
+    )
+    artifact_root: str | None = Field(
+        default=None,
+        description=(
+            "fsspec URL of the folder holding one sub-folder per question run (SQL, previews, "
+            "scripts, exported files, execution log); default <home>/artifacts."
+        ),
+    )
+
+    @property
+    def service_home(self) -> Path:
+        """Where state used by other OS users lives (PostgreSQL's user, the sandbox's uids).
+
+        ``home`` itself when every ancestor is searchable by other users; otherwise, as root
+        (say, a checkout under /root, mode 0700), ``/var/lib/geoask/<hash of home>``, so no
+        permission of the user's folders has to be widened.
+        """
+        return service_home_for(self.home)
+
     @property
     def cluster_dir(self) -> Path:
         """Folder of the embedded cluster (data directory, socket, log)."""
-        return self.home / "postgres"
+        return self.service_home / "postgres"
 
     @property
     def sandbox_runtime_path(self) -> Path:
-        """Sandbox runtime venv folder (``sandbox_runtime_dir`` or ``<home>/sandbox-runtime``)."""
-        return self.sandbox_runtime_dir or self.home / "sandbox-runtime"
+        """Sandbox runtime venv (``sandbox_runtime_dir`` or ``<service home>/sandbox-runtime``)."""
+        return self.sandbox_runtime_dir or self.service_home / "sandbox-runtime"
 
     @property
     def sandbox_work_path(self) -> Path:
-        """Folder of per-run sandbox folders (``sandbox_work_dir`` or ``<home>/sandbox-runs``)."""
-        return self.sandbox_work_dir or self.home / "sandbox-runs"
+        """Per-run sandbox folders (``sandbox_work_dir`` or ``<service home>/sandbox-runs``)."""
+        return self.sandbox_work_dir or self.service_home / "sandbox-runs"
+
+    @property
+    def artifact_root_url(self) -> str:
+        """Fsspec URL of the question artifact root (``artifact_root`` or ``<home>/artifacts``)."""
+        return self.artifact_root or str(self.home / "artifacts")
 
     @property
     def sandbox_artifacts(self) -> str:
         """Fsspec URL for sandbox artifacts (``sandbox_artifacts_url`` or a local folder)."""
         return self.sandbox_artifacts_url or str(self.home / "artifacts" / "sandbox")
+
+
+SHARED_STATE_ROOT = Path("/var/lib/geoask")
+
+
+def searchable_by_others(folder: Path) -> bool:
+    """True when ``folder`` and every existing ancestor have the o+x bit."""
+    path = folder.absolute()
+    return all(not p.exists() or p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
+
+
+def service_home_for(home: Path) -> Path:
+    """``home``, or its stand-in under /var/lib/geoask when other users cannot reach it as root."""
+    if os.geteuid() != 0 or searchable_by_others(home):
+        return home
+    key = hashlib.sha256(str(home.absolute()).encode()).hexdigest()[:16]
+    return SHARED_STATE_ROOT / key
 
 
 @lru_cache(maxsize=1)

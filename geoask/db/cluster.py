@@ -1,7 +1,8 @@
 """The embedded PostgreSQL 15 + PostGIS cluster (the default database of geoask).
 
 The cluster lives under ``<GEOASK_HOME>/postgres`` (``pgdata/`` data directory, ``run/`` socket
-folder, ``server.log``, ``credentials.json``), listens on 127.0.0.1 only at
+folder, ``server.log``, ``credentials.json``) — or under ``/var/lib/geoask/<hash>/postgres``
+when the PostgreSQL user cannot reach GEOASK_HOME (see ``Settings.service_home``) — listens on 127.0.0.1 only at
 ``GEOASK_DB_PORT`` and is run by an unprivileged OS user (PostgreSQL refuses to run as root:
 when geoask runs as root it creates and uses the system user ``GEOASK_DB_OS_USER``).
 
@@ -15,7 +16,6 @@ nothing but report.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pwd
@@ -35,7 +35,6 @@ from geoask.settings import Settings
 DATABASE_NAME = "geoask"
 OWNER_ROLE = "geoask_owner"
 READER_ROLE = "geoask_reader"
-_SHARED_STORAGE = Path("/var/lib/geoask")
 
 
 @dataclass(frozen=True)
@@ -61,24 +60,19 @@ class EmbeddedCluster:
 
     # -- paths ---------------------------------------------------------------------------
     @property
-    def storage(self) -> Path:
-        """The cluster folder with symlinks resolved (what the PostgreSQL processes see)."""
-        return self.root.resolve()
-
-    @property
     def pgdata(self) -> Path:
         """The PostgreSQL data directory."""
-        return self.storage / "pgdata"
+        return self.root / "pgdata"
 
     @property
     def socket_dir(self) -> Path:
         """Folder of the Unix-domain socket (superuser access only)."""
-        return self.storage / "run"
+        return self.root / "run"
 
     @property
     def log_file(self) -> Path:
         """The server log."""
-        return self.storage / "server.log"
+        return self.root / "server.log"
 
     @property
     def credentials_file(self) -> Path:
@@ -184,25 +178,14 @@ class EmbeddedCluster:
     def _prepare_storage(self) -> None:
         """Create the cluster folder, owned by the OS user that will run PostgreSQL.
 
-        As root, a cluster folder the service user cannot reach (say, a checkout under /root,
-        mode 0700) is placed under /var/lib/geoask/<hash> instead, with a symlink from the
-        project's folder, so that no permission of the user's home has to be widened.
+        The folder lies where that user can reach it (``Settings.service_home``).
         """
+        self.root.mkdir(parents=True, exist_ok=True)
         if not self._as_root():
-            self.root.mkdir(parents=True, exist_ok=True)
             self.root.chmod(0o700)
             return
         user = self._ensure_os_user()
-        self.root.parent.mkdir(parents=True, exist_ok=True)
-        if not self.root.exists():
-            if self._reachable_by(user, self.root.parent):
-                self.root.mkdir()
-            else:
-                key = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:16]
-                target = _SHARED_STORAGE / key
-                target.mkdir(parents=True, exist_ok=True)
-                self.root.symlink_to(target, target_is_directory=True)
-        for path in (self.storage, self.pgdata, self.socket_dir):
+        for path in (self.root, self.pgdata, self.socket_dir):
             path.mkdir(exist_ok=True)
             shutil.chown(path, user.pw_uid, user.pw_gid)
             path.chmod(0o700)
@@ -220,13 +203,6 @@ class EmbeddedCluster:
                 check=True, capture_output=True,
             )
             return pwd.getpwnam(name)
-
-    def _reachable_by(self, user: pwd.struct_passwd, folder: Path) -> bool:
-        probe = subprocess.run(
-            ["runuser", "-u", user.pw_name, "--", "test", "-x", str(folder.resolve())],
-            capture_output=True, check=False,
-        )
-        return probe.returncode == 0
 
     def _initdb(self) -> None:
         result = self._run_as_db_user(

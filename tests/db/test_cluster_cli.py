@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from geoask.settings import service_home_for
+
 pytestmark = pytest.mark.db
 
 GEOASK = str(Path(sys.executable).with_name("geoask"))
@@ -27,8 +29,7 @@ def cli(tmp_path):
 
     yield run
     run("db", "down")
-    storage = (tmp_path / "home" / "postgres").resolve()  # may live under /var/lib/geoask
-    shutil.rmtree(storage, ignore_errors=True)
+    shutil.rmtree(service_home_for(tmp_path / "home"), ignore_errors=True)  # /var/lib/geoask/...
     shutil.rmtree(tmp_path / "home", ignore_errors=True)
 
 

@@ -1,0 +1,227 @@
+"""Runs inside the sandbox before the generated script: seccomp filter, then the script.
+
+Not imported by geoask. Bubblewrap mounts this file read-only at ``/job/bootstrap.py`` and the
+sandbox runtime runs ``/runtime/bin/python -I /job/bootstrap.py``. Standard library only.
+
+Order matters: (0) write ``/meta/started`` so the host can tell a failed bwrap setup from a
+failed script; (1) copy matplotlib's prebuilt font cache into the private MPLCONFIGDIR;
+(2) set ``no_new_privs`` and install a seccomp filter that refuses every way of starting a
+process (fork, vfork, clone without CLONE_THREAD, clone3, execve, execveat) and a few kernel
+interfaces an analysis never needs (ptrace, namespaces, mounts, bpf, io_uring, ...) with EPERM;
+(3) compile ``/job/script.py`` and run it as ``__main__``; (4) on an uncaught exception, print a
+traceback of the script's own frames to stderr and write a structured report to
+``/meta/error.json`` for the host to classify. The filter is installed while only the main
+thread exists, so every later thread inherits it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import faulthandler
+import json
+import os
+import platform
+import shutil
+import struct
+import sys
+import traceback
+
+SCRIPT_PATH = "/job/script.py"
+ERROR_REPORT_PATH = "/meta/error.json"
+STARTED_MARKER_PATH = "/meta/started"
+REPORT_RESERVE_PATH = "/meta/reserve"
+REPORT_RESERVE_BYTES = 256 * 1024
+MPL_CACHE_SOURCE = "/runtime/mplconfig"
+
+_CLONE_THREAD = 0x00010000
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_RET_ALLOW = 0x7FFF0000
+_RET_KILL_PROCESS = 0x80000000
+_RET_ERRNO = 0x00050000
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_RET_K = 0x06
+_X32_SYSCALL_BIT = 0x40000000
+
+# (audit arch, {name: number}) per machine; "clone" is checked for CLONE_THREAD.
+_SYSCALLS = {
+    "x86_64": (0xC000003E, {
+        "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435,
+        "ptrace": 101, "unshare": 272, "setns": 308, "mount": 165, "umount2": 166,
+        "pivot_root": 155, "chroot": 161, "bpf": 321, "perf_event_open": 298, "keyctl": 250,
+        "add_key": 248, "request_key": 249, "userfaultfd": 323, "process_vm_readv": 310,
+        "process_vm_writev": 311, "open_by_handle_at": 304, "io_uring_setup": 425,
+        "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsmount": 432,
+    }),
+    "aarch64": (0xC00000B7, {
+        "clone": 220, "execve": 221, "execveat": 281, "clone3": 435, "ptrace": 117,
+        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
+        "chroot": 51, "bpf": 280, "perf_event_open": 241, "keyctl": 219, "add_key": 217,
+        "request_key": 218, "userfaultfd": 282, "process_vm_readv": 270,
+        "process_vm_writev": 271, "open_by_handle_at": 265, "io_uring_setup": 425,
+        "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsmount": 432,
+    }),
+}
+
+
+def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
+    return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def seccomp_program(machine: str) -> bytes:
+    """Return the BPF program (packed ``sock_filter`` array) for ``machine`` (``uname -m``).
+
+    Raises:
+        RuntimeError: the machine has no syscall table here (the sandbox refuses to run).
+
+    """
+    if machine not in _SYSCALLS:
+        raise RuntimeError(f"no seccomp syscall table for machine {machine!r}")
+    arch, numbers = _SYSCALLS[machine]
+    eperm = _RET_ERRNO | errno.EPERM
+    program = [
+        _insn(_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+        _insn(_JEQ_K, 1, 0, arch),
+        _insn(_RET_K, 0, 0, _RET_KILL_PROCESS),
+        _insn(_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
+    ]
+    if machine == "x86_64":
+        program += [_insn(_JGE_K, 0, 1, _X32_SYSCALL_BIT), _insn(_RET_K, 0, 0, eperm)]
+    for name, number in numbers.items():
+        if name == "clone":
+            # clone(flags, ...): threads (CLONE_THREAD) pass, new processes do not.
+            program += [
+                _insn(_JEQ_K, 0, 4, number),
+                _insn(_LD_W_ABS, 0, 0, 16),  # low 32 bits of args[0] (little-endian)
+                _insn(_JSET_K, 0, 1, _CLONE_THREAD),
+                _insn(_RET_K, 0, 0, _RET_ALLOW),
+                _insn(_RET_K, 0, 0, eperm),
+            ]
+        elif name == "clone3":
+            # ENOSYS makes glibc fall back to clone(), where the flags can be inspected.
+            program += [
+                _insn(_JEQ_K, 0, 1, number),
+                _insn(_RET_K, 0, 0, _RET_ERRNO | errno.ENOSYS),
+            ]
+        else:
+            program += [_insn(_JEQ_K, 0, 1, number), _insn(_RET_K, 0, 0, eperm)]
+    program.append(_insn(_RET_K, 0, 0, _RET_ALLOW))
+    return b"".join(program)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def install_seccomp_filter() -> None:
+    """Set no_new_privs and load :func:`seccomp_program` for this process (irrevocable).
+
+    Raises:
+        OSError: the kernel refused the filter.
+
+    """
+    program = seccomp_program(platform.machine())
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p).value)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong,
+                           ctypes.c_ulong]
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
+def _prepare_matplotlib() -> None:
+    target = os.environ.get("MPLCONFIGDIR")
+    if not target or not os.path.isdir(MPL_CACHE_SOURCE):
+        return
+    os.makedirs(target, exist_ok=True)
+    for name in os.listdir(MPL_CACHE_SOURCE):
+        if name.endswith(".json"):
+            shutil.copyfile(os.path.join(MPL_CACHE_SOURCE, name), os.path.join(target, name))
+
+
+def _error_report(error: BaseException) -> dict[str, object]:
+    frames = [
+        {"line": frame.lineno, "function": frame.name, "code": (frame.line or "")[:200]}
+        for frame in traceback.extract_tb(error.__traceback__)
+        if frame.filename == SCRIPT_PATH
+    ]
+    if isinstance(error, SyntaxError) and error.filename == SCRIPT_PATH:
+        frames.append({"line": error.lineno, "function": "<module>",
+                       "code": (error.text or "").strip()[:200]})
+    report: dict[str, object] = {
+        "exception_type": type(error).__name__,
+        "exception_module": type(error).__module__,
+        "exception_mro": [cls.__name__ for cls in type(error).__mro__],
+        "message": str(error)[:2000],
+        "frames": frames[-10:],
+    }
+    if isinstance(error, KeyError) and error.args:
+        report["key"] = repr(error.args[0])[:200]
+    if isinstance(error, ModuleNotFoundError):
+        report["module"] = error.name
+    if isinstance(error, OSError) and error.errno is not None:
+        report["errno"] = errno.errorcode.get(error.errno, str(error.errno))
+    return report
+
+
+def _print_user_traceback(error: BaseException) -> None:
+    lines = ["Traceback (most recent call last, frames in your script):\n"]
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename == SCRIPT_PATH:
+            lines.append(f'  File "script.py", line {frame.lineno}, in {frame.name}\n')
+            if frame.line:
+                lines.append(f"    {frame.line}\n")
+    lines.extend(traceback.format_exception_only(type(error), error))
+    sys.stderr.write("".join(lines))
+
+
+def main() -> int:
+    """Prepare the process, run the script, return the exit status (1 on an uncaught error)."""
+    sys.dont_write_bytecode = True
+    with open(STARTED_MARKER_PATH, "w", encoding="utf-8") as marker:
+        marker.write("started\n")  # tells the host that bwrap's setup succeeded
+    # /meta shares the capped tmpfs with /scratch: reserve room for the error report now, so a
+    # script that fills /scratch still gets its failure reported.
+    with open(REPORT_RESERVE_PATH, "wb") as reserve:
+        os.posix_fallocate(reserve.fileno(), 0, REPORT_RESERVE_BYTES)
+    faulthandler.enable()
+    _prepare_matplotlib()
+    install_seccomp_filter()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    sys.argv = ["script.py"]
+    sys.path.insert(0, "/scratch")
+    try:
+        with open(SCRIPT_PATH, encoding="utf-8") as handle:
+            code = compile(handle.read(), SCRIPT_PATH, "exec")
+        namespace = {"__name__": "__main__", "__file__": SCRIPT_PATH, "__builtins__": __builtins__}
+        exec(code, namespace)  # noqa: S102 - this is the sandboxed process; isolation is outside
+    except SystemExit:
+        raise
+    except BaseException as error:  # every failure is reported to the host
+        _print_user_traceback(error)
+        with contextlib.suppress(OSError):
+            os.unlink(REPORT_RESERVE_PATH)
+        try:
+            with open(ERROR_REPORT_PATH, "w", encoding="utf-8") as handle:
+                json.dump(_error_report(error), handle)
+        except OSError:
+            pass
+        return 1
+    finally:
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

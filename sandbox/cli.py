@@ -1,0 +1,81 @@
+"""``geoask sandbox``: build the sandbox runtime and run a script in isolation.
+
+Run ``geoask sandbox setup`` once (idempotent), then
+``geoask sandbox run SCRIPT [--input FILE ...] [--timeout S] [--memory MiB]``, which prints the
+outcome as JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from geoask.errors import SandboxError
+from geoask.settings import get_settings
+
+app = typer.Typer(help="Run generated Python analysis code in an isolated sandbox.",
+                  no_args_is_help=True)
+
+
+@app.command("setup")
+def setup(
+    force: Annotated[
+        bool, typer.Option("--force", help="Rebuild even if the runtime is current.")
+    ] = False,
+) -> None:
+    """Build (or check) the sandbox runtime venv with the analysis libraries."""
+    from sandbox.runtime import ensure_runtime
+
+    settings = get_settings()
+    info = ensure_runtime(
+        settings.sandbox_runtime_path, settings.sandbox_base_python, force=force
+    )
+    state = "built" if info.rebuilt else "already current"
+    typer.echo(f"sandbox runtime {state}: {info.root} ({info.requirements_hash[:12]})")
+
+
+@app.command("run")
+def run(
+    script: Annotated[Path, typer.Argument(help="Python script to run.")],
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--input", "-i", help="Input file, mounted read-only at /input/<name> (repeatable)."
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="Wall-clock limit in seconds (default GEOASK_SANDBOX_TIMEOUT_S)."),
+    ] = None,
+    memory: Annotated[
+        int | None, typer.Option(help="Memory limit in MiB (default GEOASK_SANDBOX_MEMORY_MIB).")
+    ] = None,
+) -> None:
+    """Run SCRIPT in a fresh sandbox and print the outcome as JSON (exit 0 unless setup fails)."""
+    from sandbox.bubblewrap import BubblewrapSandbox
+    from sandbox.models import SandboxLimits
+
+    settings = get_settings()
+    try:
+        source = script.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise SandboxError(f"cannot read script {script}: {error}") from error
+    limits = SandboxLimits.from_settings(settings)
+    changes: dict[str, float | int] = {}
+    if timeout is not None:
+        changes["timeout_s"] = timeout
+    if memory is not None:
+        changes["memory_mib"] = memory
+    if changes:
+        try:
+            limits = SandboxLimits.model_validate(limits.model_dump() | changes)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors()
+            )
+            raise SandboxError(f"invalid limit: {problems}") from error
+    outcome = BubblewrapSandbox.from_settings(settings).run(source, inputs or [], limits)
+    typer.echo(outcome.model_dump_json(indent=2))

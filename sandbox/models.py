@@ -1,0 +1,158 @@
+"""What a sandbox run takes and returns, and the :class:`Sandbox` interface.
+
+The question flow depends on :class:`Sandbox` only; :class:`sandbox.bubblewrap.BubblewrapSandbox`
+is the real implementation and :class:`sandbox.fake.FakeSandbox` the in-memory one for tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from geoask.settings import Settings
+
+#: Overall verdict of a run.
+#: ``success``: exit 0 and a valid protocol object with status "success".
+#: ``script_reported_error``: exit 0 and a valid protocol object with status "error".
+#: ``exception``: an uncaught exception in the script (see :attr:`SandboxOutcome.error`).
+#: ``protocol_error``: the script ended normally but its last output was not a valid object.
+#: ``timeout``: the wall-clock limit expired; the whole process tree was killed.
+#: ``limit_exceeded``: a CPU, memory, file-size, open-file, process or disk-space limit stopped
+#: the script.
+#: ``killed``: the script died from another signal (for example SIGSEGV from ctypes).
+OutcomeStatus = Literal[
+    "success", "script_reported_error", "exception", "protocol_error", "timeout",
+    "limit_exceeded", "killed",
+]
+
+#: What went wrong, for the correction loop.
+ErrorKind = Literal[
+    "exception", "syntax_error", "missing_module", "missing_field", "forbidden_operation",
+    "protocol", "timeout", "cpu_limit", "memory_limit", "file_size_limit", "open_files_limit",
+    "process_limit", "disk_space_limit", "killed",
+]
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits of one run (defaults come from ``GEOASK_SANDBOX_*`` settings)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_mib: int = Field(default=2048, ge=256, description="Address space, MiB (RLIMIT_AS).")
+    cpu_s: int = Field(default=60, ge=1, description="CPU time, s (RLIMIT_CPU; SIGKILL at +1 s).")
+    timeout_s: float = Field(default=120.0, gt=0, description="Wall clock, s, enforced outside.")
+    file_size_mib: int = Field(default=256, ge=1, description="Largest written file, MiB.")
+    open_files: int = Field(default=256, ge=32, description="Open file descriptors.")
+    max_tasks: int = Field(default=64, ge=8, description="Processes+threads of the run's uid.")
+    tmp_mib: int = Field(default=64, ge=1, description="Size of the private /tmp, MiB.")
+    scratch_mib: int = Field(
+        default=512, ge=0, description="Size cap of /scratch, MiB (0: no cap, plain folder)."
+    )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SandboxLimits:
+        """Build the default limits from the ``GEOASK_SANDBOX_*`` settings."""
+        return cls(
+            memory_mib=settings.sandbox_memory_mib,
+            cpu_s=settings.sandbox_cpu_s,
+            timeout_s=settings.sandbox_timeout_s,
+            file_size_mib=settings.sandbox_file_size_mib,
+            open_files=settings.sandbox_open_files,
+            max_tasks=settings.sandbox_max_tasks,
+            tmp_mib=settings.sandbox_tmp_mib,
+            scratch_mib=settings.sandbox_scratch_mib,
+        )
+
+
+class ProtocolResult(BaseModel):
+    """The JSON object a script prints last: exactly ``status``, ``summary`` and ``result``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    status: Literal["success", "error"] = Field(description='"success" or "error".')
+    summary: str = Field(description="Text for the user, in plain words.")
+    result: dict[str, object] | list[object] = Field(description="Data as an object or array.")
+
+
+class Artifact(BaseModel):
+    """A regular file the script wrote under ``/scratch``, copied out through fsspec."""
+
+    name: str = Field(description="Path relative to /scratch, '/'-separated.")
+    uri: str = Field(description="fsspec URL of the copy.")
+    size_bytes: int = Field(ge=0)
+    media_type: str = Field(description="For example application/geo+json, text/csv, image/png.")
+
+
+class TextExcerpt(BaseModel):
+    """Part of a stream kept for the model, saying what was cut."""
+
+    text: str
+    total_chars: int = Field(ge=0, description="Length of the stream the excerpt was cut from.")
+    truncated: bool
+    note: str | None = Field(default=None, description="What was cut, when something was.")
+
+
+class ScriptError(BaseModel):
+    """A failed run, classified for the correction loop."""
+
+    kind: ErrorKind
+    exception_type: str | None = Field(default=None, description="For example KeyError.")
+    line: int | None = Field(default=None, description="1-based line in the script.")
+    message: str = Field(description="The error message (the exception's text).")
+    missing_field: str | None = Field(
+        default=None, description="Key or column the script expected but the data lacked."
+    )
+    hint: str = Field(description="What to change in the script.")
+
+
+class SandboxOutcome(BaseModel):
+    """Everything known about one sandboxed run."""
+
+    status: OutcomeStatus
+    protocol: ProtocolResult | None = Field(default=None, description="Valid protocol object.")
+    error: ScriptError | None = Field(default=None, description="Set unless status is success.")
+    artifacts: list[Artifact] = Field(default_factory=list)
+    exit_code: int | None = Field(default=None, description="Exit status when not signalled.")
+    signal: str | None = Field(default=None, description="Signal name when killed, e.g. SIGKILL.")
+    wall_time_s: float = Field(ge=0)
+    cpu_time_s: float = Field(ge=0, description="User+system CPU of the sandboxed processes.")
+    peak_memory_mib: float = Field(ge=0, description="Largest resident set size seen.")
+    stdout: TextExcerpt
+    stderr: TextExcerpt
+    leftover_processes: int = Field(
+        default=0, ge=0,
+        description="Processes of the run's uid still alive after it ended (then killed); 0 "
+        "when the namespaces did their job.",
+    )
+
+    @property
+    def ok(self) -> bool:
+        """True when the script succeeded and reported success."""
+        return self.status == "success"
+
+
+class Sandbox(Protocol):
+    """Runs one generated Python script in isolation."""
+
+    def run(
+        self, script: str, inputs: Sequence[Path] = (), limits: SandboxLimits | None = None
+    ) -> SandboxOutcome:
+        """Run ``script`` with ``inputs`` mounted read-only at ``/input/<file name>``.
+
+        Args:
+            script: Python source text.
+            inputs: host files the script may read (copied; names must be unique).
+            limits: resource limits; None means the configured defaults.
+
+        Returns:
+            The outcome; a failing script is an outcome, not an exception.
+
+        Raises:
+            SandboxError: the sandbox itself could not run (no bwrap, no runtime, bad input).
+
+        """
+        ...

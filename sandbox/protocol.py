@@ -1,0 +1,171 @@
+r"""The output protocol: a script's last output is one JSON object ``{status, summary, result}``.
+
+:func:`parse_protocol` finds that object at the end of stdout and checks it; a violation raises
+:class:`ProtocolViolation` whose message tells the model exactly what to change.
+
+>>> parse_protocol('noise\\n{"status": "success", "summary": "3 parks", "result": {"n": 3}}\\n')
+ProtocolResult(status='success', summary='3 parks', result={'n': 3})
+"""
+
+from __future__ import annotations
+
+import json
+
+from sandbox.models import ProtocolResult
+
+PROTOCOL_KEYS = ("status", "summary", "result")
+PROTOCOL_EXAMPLE = (
+    'print(json.dumps({"status": "success", "summary": "<one sentence for the user>", '
+    '"result": {...}}))'
+)
+_MAX_CANDIDATES = 200
+
+
+class ProtocolViolation(ValueError):
+    """The script's last output is not a valid protocol object; ``str()`` is advice to the model."""
+
+
+def parse_protocol(stdout: str) -> ProtocolResult:
+    """Return the protocol object that ends ``stdout``.
+
+    The object may span several lines (``json.dumps(..., indent=2)``) and may follow any other
+    output, but nothing except whitespace may follow it.
+
+    Args:
+        stdout: the script's standard output, or its tail (at least the whole final object).
+
+    Returns:
+        The validated object.
+
+    Raises:
+        ProtocolViolation: nothing printed, last output not JSON, not an object, wrong keys or
+            wrong value types; the message names what to fix.
+
+    """
+    text = stdout.rstrip()
+    if not text:
+        raise ProtocolViolation(
+            "The script printed nothing. End it by printing exactly one JSON object: "
+            + PROTOCOL_EXAMPLE
+        )
+    value = _last_json_value(text)
+    return check_protocol_object(value)
+
+
+def check_protocol_object(value: object) -> ProtocolResult:
+    """Check a decoded JSON value against the protocol (exact keys, value types).
+
+    Raises:
+        ProtocolViolation: with a message naming the wrong or missing part.
+
+    """
+    if not isinstance(value, dict):
+        raise ProtocolViolation(
+            f"The last output is a JSON {_json_kind(value)}, but it must be one JSON object "
+            f"with exactly the keys status, summary and result: {PROTOCOL_EXAMPLE}"
+        )
+    missing = [key for key in PROTOCOL_KEYS if key not in value]
+    extra = sorted(str(key) for key in value if key not in PROTOCOL_KEYS)
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(repr(key) for key in missing))
+        if extra:
+            parts.append(
+                "unexpected " + ", ".join(repr(key) for key in extra)
+                + " (put extra data inside 'result')"
+            )
+        raise ProtocolViolation(
+            "The final JSON object must have exactly the keys status, summary and result; "
+            + "; ".join(parts) + "."
+        )
+    status, summary, result = value["status"], value["summary"], value["result"]
+    if status not in ("success", "error"):
+        raise ProtocolViolation(
+            f"'status' must be \"success\" or \"error\", not {json.dumps(status)[:80]}."
+        )
+    if not isinstance(summary, str):
+        raise ProtocolViolation(
+            f"'summary' must be a string for the user, not a JSON {_json_kind(summary)}."
+        )
+    if not isinstance(result, dict | list):
+        raise ProtocolViolation(
+            f"'result' must be a JSON object or array, not a JSON {_json_kind(result)}; "
+            'wrap a single value, e.g. {"value": 42}.'
+        )
+    return ProtocolResult(status=status, summary=summary, result=result)
+
+
+def _last_json_value(text: str) -> object:
+    last_line = text.rsplit("\n", 1)[-1].strip()
+    if not last_line.endswith(("}", "]")):
+        raise ProtocolViolation(
+            "The last line of output is not JSON: "
+            f"{last_line[:120]!r}. Print the JSON object last, after any other output: "
+            + PROTOCOL_EXAMPLE
+        )
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    for start in _candidate_starts(text):
+        chunk = text[start:].strip()
+        try:
+            value, end = decoder.raw_decode(chunk)
+        except _NonFiniteNumberError as error:
+            raise ProtocolViolation(
+                f"The final JSON object contains {error}, which is not valid JSON; replace "
+                "missing or undefined numbers with null (e.g. value if math.isfinite(value) "
+                "else None)."
+            ) from None
+        except ValueError:
+            continue
+        if end == len(chunk):
+            return value
+    raise ProtocolViolation(
+        "The output ends with something that looks like JSON but does not parse "
+        f"({last_line[:120]!r}). Print the final object alone on its own line(s) with "
+        "json.dumps, after any other output (NaN and Infinity are not JSON: use null)."
+    )
+
+
+def _candidate_starts(text: str) -> list[int]:
+    """Line starts (from the end) where a JSON value may begin; unindented lines first.
+
+    ``json.dumps`` (with or without ``indent``) starts the top-level value in column 0, so
+    those lines are tried first; indented ones (nested values) only if none parses.
+    """
+    flush: list[int] = []
+    indented: list[int] = []
+    end = len(text)
+    while len(flush) + len(indented) < _MAX_CANDIDATES:
+        newline = text.rfind("\n", 0, end)
+        start = newline + 1
+        line = text[start:end]
+        if line[:1] in ("{", "["):
+            flush.append(start)
+        elif line.lstrip()[:1] in ("{", "["):
+            indented.append(start)
+        if newline < 0:
+            break
+        end = newline
+    return flush + indented
+
+
+class _NonFiniteNumberError(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> object:
+    raise _NonFiniteNumberError(name)
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"

@@ -1,0 +1,50 @@
+"""Runtime stamp logic and the in-memory fake (no sandbox needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sandbox.fake import FakeSandbox, success_outcome
+from sandbox.models import SandboxLimits
+from sandbox.runtime import (
+    ANALYSIS_REQUIREMENTS,
+    STAMP_NAME,
+    read_stamp,
+    requirements_hash,
+    runtime_is_current,
+)
+
+PYTHON = Path("/usr/bin/python3")
+
+
+def test_hash_ignores_order_but_not_content() -> None:
+    base = requirements_hash(ANALYSIS_REQUIREMENTS, PYTHON)
+    assert requirements_hash(tuple(reversed(ANALYSIS_REQUIREMENTS)), PYTHON) == base
+    assert requirements_hash((*ANALYSIS_REQUIREMENTS, "rasterio>=1.3"), PYTHON) != base
+    changed = tuple(r.replace("numpy>=1.26", "numpy>=2.0") for r in ANALYSIS_REQUIREMENTS)
+    assert requirements_hash(changed, PYTHON) != base
+
+
+def test_runtime_is_current_only_with_matching_stamp_and_python(tmp_path: Path) -> None:
+    expected = requirements_hash(ANALYSIS_REQUIREMENTS, PYTHON)
+    assert not runtime_is_current(tmp_path, expected)
+    (tmp_path / STAMP_NAME).write_text(json.dumps({"requirements_hash": expected}))
+    assert read_stamp(tmp_path) == expected
+    assert not runtime_is_current(tmp_path, expected)  # no interpreter yet
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").write_text("")
+    assert runtime_is_current(tmp_path, expected)
+    assert not runtime_is_current(tmp_path, "0" * 64)
+    (tmp_path / STAMP_NAME).write_text("not json")
+    assert read_stamp(tmp_path) is None
+
+
+def test_fake_records_calls_and_returns_scripted_outcomes() -> None:
+    fake = FakeSandbox(respond=lambda script: success_outcome({"len": len(script)}, "measured"))
+    limits = SandboxLimits(timeout_s=5)
+    outcome = fake.run("abc", [Path("/data/a.geojson")], limits)
+    assert outcome.ok and outcome.protocol is not None
+    assert outcome.protocol.result == {"len": 3}
+    assert fake.calls[0].inputs == (Path("/data/a.geojson"),)
+    assert fake.calls[0].limits == limits
