@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SYSTEM_PACKAGES := postgresql-15-postgis-3 bubblewrap python3-venv
+SYSTEM_PACKAGES := postgresql-15-postgis-3 bubblewrap python3 python3-venv
 
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
@@ -37,7 +37,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-setup: system-packages $(STAMP) ## Create .venv, install geoask and the system packages
+setup: system-packages $(STAMP) ## Create .venv, install geoask, the system packages and the sandbox runtime
+	$(BIN)/geoask sandbox setup
 
 demo: setup ## Set up, start PostGIS, load and verify the demo data, show what is there
 	$(BIN)/geoask db up

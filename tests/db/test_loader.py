@@ -1,4 +1,4 @@
-"""The load_demo_data flow on a small synthetic catalog, in a throw-away schema of the real PostGIS."""
+"""The load_demo_data flow on a small synthetic catalog, in a throw-away schema of PostGIS."""
 
 from __future__ import annotations
 
