@@ -8,9 +8,11 @@ import typer
 
 from geoask.catalog.ddl import column_comment
 from geoask.catalog.model import Catalog, Table, load_catalog
+from geoask.retrieval.cli import register as register_retrieval_commands
 from geoask.settings import get_settings
 
 app = typer.Typer(help="Show and search the semantic catalog.", no_args_is_help=True)
+register_retrieval_commands(app)  # `geoask catalog index` and `geoask catalog search`
 
 
 def describe(table: Table) -> str:

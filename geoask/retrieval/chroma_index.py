@@ -1,0 +1,177 @@
+"""The chromadb implementation of :class:`~geoask.retrieval.index.SchemaIndex`.
+
+Persistent under ``<settings.home>/chroma`` by default, or a shared Chroma server when
+``GEOASK_CHROMA_URL`` is set. Telemetry is off, and chroma's default embedding function (which
+would download an ONNX model) is never used: every collection gets geoask's embedder and every
+write and query passes precomputed vectors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+from numpy.typing import NDArray
+
+from geoask.embeddings.base import Embedder
+from geoask.errors import ConfigurationError, RetrievalError
+from geoask.retrieval.documents import DocumentKind, SchemaDocument
+from geoask.retrieval.index import IndexHit
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+_COLLECTIONS: dict[DocumentKind, str] = {"table": "geoask_schema_tables",
+                                         "column": "geoask_schema_columns"}
+
+
+def _embedding_function(embedder: Embedder) -> Any:
+    """Wrap ``embedder`` as a chromadb ``EmbeddingFunction`` (so chroma never picks its own)."""
+    from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+
+    class GeoaskEmbeddingFunction(EmbeddingFunction[Documents]):
+        def __init__(self) -> None:
+            self._embedder = embedder
+
+        def __call__(self, input: Documents) -> Embeddings:
+            return list(self._embedder.embed(list(input)))
+
+        @staticmethod
+        def name() -> str:
+            return "geoask"
+
+        def get_config(self) -> dict[str, Any]:
+            return {"embedder": self._embedder.name}
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> GeoaskEmbeddingFunction:
+            raise RetrievalError("open the geoask schema index through geoask, not chroma")
+
+        def default_space(self) -> Any:
+            return "cosine"
+
+        def is_legacy(self) -> bool:
+            return True  # not registered with chroma: nothing to rebuild from config
+
+    return GeoaskEmbeddingFunction()
+
+
+def chroma_client(home: Path, chroma_url: str | None) -> Any:
+    """A chroma client: HTTP when ``chroma_url`` is set, else persistent under ``home/chroma``.
+
+    Raises:
+        ConfigurationError: ``chroma_url`` is not an http(s) URL with a host.
+
+    """
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if chroma_url:
+        url = urlparse(chroma_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ConfigurationError(
+                f"GEOASK_CHROMA_URL={chroma_url!r} is not an http(s) URL such as "
+                "http://localhost:8000"
+            )
+        return chromadb.HttpClient(
+            host=url.hostname,
+            port=url.port or (443 if url.scheme == "https" else 8000),
+            ssl=url.scheme == "https",
+            settings=chroma_settings,
+        )
+    path = home / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+class ChromaSchemaIndex:
+    """Schema documents in two chroma collections (tables, columns), cosine space.
+
+    The catalog content hash is kept in the table collection's metadata.
+    """
+
+    def __init__(self, client: Any, embedder: Embedder) -> None:
+        self._client = client
+        self._embedding_function = _embedding_function(embedder)
+        self._collections: dict[DocumentKind, Any] = {}
+
+    def _collection(self, kind: DocumentKind) -> Any | None:
+        if kind not in self._collections:
+            try:
+                self._collections[kind] = self._client.get_collection(
+                    _COLLECTIONS[kind], embedding_function=self._embedding_function
+                )
+            except Exception:  # chroma raises NotFoundError / ValueError by version
+                return None
+        return self._collections[kind]
+
+    def content_hash(self) -> str | None:
+        """Content hash stored with the index, or None when there is no index yet."""
+        collection = self._collection("table")
+        if collection is None:
+            return None
+        value = (collection.metadata or {}).get("content_hash")
+        return str(value) if value is not None else None
+
+    def rebuild(
+        self,
+        documents: Sequence[SchemaDocument],
+        vectors: NDArray[np.float32],
+        content_hash: str,
+    ) -> None:
+        """Drop and recreate both collections with ``documents`` and their ``vectors``."""
+        self._collections.clear()
+        for kind, name in _COLLECTIONS.items():
+            with contextlib.suppress(Exception):  # absent collection: nothing to delete
+                self._client.delete_collection(name)
+            metadata = {"hnsw:space": "cosine"}
+            if kind == "table":
+                metadata["content_hash"] = content_hash
+            collection = self._client.create_collection(
+                name, embedding_function=self._embedding_function, metadata=metadata
+            )
+            rows = [i for i, d in enumerate(documents) if d.kind == kind]
+            if rows:
+                collection.add(
+                    ids=[documents[i].id for i in rows],
+                    embeddings=[np.asarray(vectors[i], dtype=np.float32) for i in rows],
+                    documents=[documents[i].text for i in rows],
+                    metadatas=[
+                        {"table": documents[i].table, "column": documents[i].column or ""}
+                        for i in rows
+                    ],
+                )
+            self._collections[kind] = collection
+
+    def query(
+        self, vectors: NDArray[np.float32], kind: DocumentKind, k: int
+    ) -> list[list[IndexHit]]:
+        """Top-``k`` documents of ``kind`` per query row, similarity = 1 − cosine distance.
+
+        Raises:
+            RetrievalError: there is no index yet (run ``geoask catalog index``).
+
+        """
+        collection = self._collection(kind)
+        if collection is None:
+            raise RetrievalError("the schema index is empty: run `geoask catalog index` first")
+        queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        k = min(k, collection.count())
+        if k == 0:
+            return [[] for _ in queries]
+        result = collection.query(
+            query_embeddings=list(queries), n_results=k, include=["metadatas", "distances"]
+        )
+        out = []
+        for metas, distances in zip(result["metadatas"], result["distances"], strict=True):
+            hits = []
+            for meta, distance in zip(metas, distances, strict=True):
+                column = str(meta.get("column") or "") or None
+                hits.append(IndexHit(str(meta["table"]), column, 1.0 - float(distance)))
+            out.append(hits)
+        return out

@@ -1,0 +1,94 @@
+"""``geoask catalog index`` and ``geoask catalog search``: build and query the schema index.
+
+Registered on the ``geoask catalog`` sub-app by :func:`register`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from geoask.retrieval.filters import RetrievalIntent
+from geoask.retrieval.retriever import SchemaSubset
+
+
+def index(
+    force: bool = typer.Option(False, "--force", help="Rebuild even if the catalog is unchanged."),
+) -> None:
+    """Index the catalog into the schema index (rebuilt only when the catalog changed)."""
+    from geoask.retrieval.service import open_retriever
+
+    retriever = open_retriever(ensure_index=False)
+    rebuilt = retriever.ensure_index(force=force)
+    n_columns = sum(len(t.columns) for t in retriever.catalog.tables)
+    state = "indexed" if rebuilt else "index up to date:"
+    typer.echo(
+        f"{state} {len(retriever.catalog.tables)} tables, {n_columns} columns "
+        f"(embedder {retriever.embedder.name}, catalog hash {retriever.content_hash[:12]})"
+    )
+
+
+def format_subset(subset: SchemaSubset) -> str:
+    """Ranked tables with scores, joined-in tables marked, then the token count."""
+    lines = []
+    for rank, table in enumerate(subset.tables, start=1):
+        if table.joined_in:
+            lines.append(f"{rank:>2}. {table.name:<28} joined in via {table.joined_from}")
+            continue
+        lexical = f"  lexical: {', '.join(table.lexical_terms)}" if table.lexical_terms else ""
+        lines.append(
+            f"{rank:>2}. {table.name:<28} score {table.score:.3f}  (table "
+            f"{table.table_similarity:.3f}, column {table.column_similarity:.3f}){lexical}"
+        )
+    lines.append(f"prompt text: {subset.token_count} tokens")
+    return "\n".join(lines)
+
+
+def search(
+    text: str = typer.Argument(..., help="Question or planner subtask to retrieve tables for."),
+    k: int = typer.Option(8, "--k", min=1, max=8, help="Most tables to return (1-8)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the schema subset as JSON."),
+    spatial: str | None = typer.Option(
+        None, "--spatial", help="Hard filter: spatial granularity (state, county, grid_cell, ...)."
+    ),
+    temporal: str | None = typer.Option(
+        None, "--temporal", help="Hard filter: temporal granularity (monthly, annual, ...)."
+    ),
+    period: str | None = typer.Option(
+        None, "--period", help="Hard filter: period needed, YYYY[-MM[-DD]] or START/END."
+    ),
+    show_prompt: bool = typer.Option(False, "--prompt", help="Also print the prompt text."),
+) -> None:
+    """Rank the catalog's tables for TEXT (joined-in tables marked)."""
+    from dataclasses import replace
+
+    from pydantic import ValidationError
+
+    from geoask.errors import ConfigurationError
+    from geoask.retrieval.service import open_retriever
+
+    try:
+        start, _, end = (period or "").partition("/")
+        intent = RetrievalIntent(
+            spatial_granularity=spatial, temporal_granularity=temporal,  # type: ignore[arg-type]
+            period_start=start or None, period_end=end or start or None,
+        ) if (spatial or temporal or period) else None
+    except ValidationError as error:
+        problems = "; ".join(dict.fromkeys(str(e["msg"]) for e in error.errors()))
+        raise ConfigurationError(f"invalid filter option: {problems}") from None
+    retriever = open_retriever()
+    retriever.config = replace(retriever.config, max_tables=k)
+    subset = retriever.retrieve(text, intent)
+    if as_json:
+        typer.echo(json.dumps(subset.model_dump(mode="json"), indent=2))
+        return
+    typer.echo(format_subset(subset))
+    if show_prompt:
+        typer.echo("\n" + subset.prompt_text)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``index`` and ``search`` to the ``geoask catalog`` typer app."""
+    app.command("index")(index)
+    app.command("search")(search)

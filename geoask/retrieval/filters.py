@@ -1,0 +1,149 @@
+"""Hard filters from a question's intent: spatial granularity, temporal granularity, coverage.
+
+Pure functions over catalog tables. A filtered-out table is never ranked; tables brought in by
+join-path completion (geometry and lookup tables) are exempt.
+
+Examples:
+    A question about September 1999 (intent: monthly, 1999-09) excludes ``state_income_annual``
+    (annual) and ``new_haven_incidents`` (covers 2014 only); a state-level question excludes grid
+    and line tables, which do not nest in states and cannot be aggregated to them directly.
+
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from geoask.catalog.model import SpatialGranularity, Table, TemporalCoverage, TemporalGranularity
+
+S = SpatialGranularity
+T = TemporalGranularity
+
+NESTS_IN: dict[SpatialGranularity, frozenset[SpatialGranularity]] = {
+    S.POINT: frozenset(S),
+    S.LINE: frozenset({S.LINE}),
+    S.GRID_CELL: frozenset({S.GRID_CELL}),
+    S.COUNTY: frozenset({S.COUNTY, S.STATE, S.COUNTRY}),
+    S.STATE: frozenset({S.STATE, S.COUNTRY}),
+    S.COUNTRY: frozenset({S.COUNTRY}),
+    S.NONE: frozenset(S),
+}
+"""Table granularity → the target granularities its rows can be aggregated to directly."""
+
+TIME_STEP_RANK: dict[TemporalGranularity, int] = {T.DAILY: 1, T.MONTHLY: 2, T.ANNUAL: 3,
+                                                  T.DECADAL: 4}
+"""Finer time steps rank lower; a table can answer any step at least as coarse as its own."""
+
+_PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+
+
+def period_bounds(value: str) -> tuple[date, date]:
+    """First and last day of an ISO period: '1999', '1999-09' or '1999-09-15'.
+
+    >>> period_bounds("1999-09")
+    (datetime.date(1999, 9, 1), datetime.date(1999, 9, 30))
+
+    Raises:
+        ValueError: ``value`` is none of these forms.
+
+    """
+    match = _PERIOD.match(value.strip())
+    if not match:
+        raise ValueError(f"period {value!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+    year, month, day = (int(g) if g else None for g in match.groups())
+    assert year is not None
+    if month is None:
+        return date(year, 1, 1), date(year, 12, 31)
+    if day is None:
+        return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+    return date(year, month, day), date(year, month, day)
+
+
+class RetrievalIntent(BaseModel):
+    """What a question or planner subtask needs; every field optional (None: no filter).
+
+    ``period_start``/``period_end`` are ISO periods (YYYY, YYYY-MM or YYYY-MM-DD), inclusive.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spatial_granularity: SpatialGranularity | None = Field(
+        default=None, description="Spatial unit the answer is reported at, e.g. 'state'."
+    )
+    temporal_granularity: TemporalGranularity | None = Field(
+        default=None, description="Time step the answer needs, e.g. 'monthly'."
+    )
+    period_start: str | None = Field(default=None, description="First period needed (ISO).")
+    period_end: str | None = Field(default=None, description="Last period needed (ISO).")
+
+    @field_validator("period_start", "period_end")
+    @classmethod
+    def _iso_period(cls, value: str | None) -> str | None:
+        if value is not None:
+            period_bounds(value)
+        return value
+
+    def period(self) -> tuple[date, date] | None:
+        """The requested period as (first day, last day), or None if no period was given."""
+        if self.period_start is None and self.period_end is None:
+            return None
+        start = period_bounds(self.period_start or self.period_end or "")[0]
+        end = period_bounds(self.period_end or self.period_start or "")[1]
+        return start, end
+
+
+def passes_spatial(table: Table, target: SpatialGranularity | None) -> bool:
+    """True if ``table``'s rows can be aggregated directly to ``target`` (None: no filter).
+
+    Grid cells cross state borders, so ``climate_grid_monthly`` fails a state-level target.
+    """
+    if target is None or target is S.NONE:
+        return True
+    return target in NESTS_IN[table.spatial_granularity]
+
+
+def passes_time_step(table: Table, needed: TemporalGranularity | None) -> bool:
+    """True if ``table`` is static or its time step is at least as fine as ``needed``."""
+    if needed is None or needed is T.STATIC or table.temporal_granularity is T.STATIC:
+        return True
+    return TIME_STEP_RANK[table.temporal_granularity] <= TIME_STEP_RANK[needed]
+
+
+def coverage_bounds(coverage: TemporalCoverage) -> tuple[date, date]:
+    """(first day, last day) of a table's temporal coverage."""
+    return period_bounds(coverage.start)[0], period_bounds(coverage.end)[1]
+
+
+def passes_coverage(table: Table, period: tuple[date, date] | None) -> bool:
+    """True if ``table`` is static or its coverage overlaps ``period`` (None: no filter)."""
+    if period is None or table.temporal_coverage is None:
+        return True
+    first, last = coverage_bounds(table.temporal_coverage)
+    return first <= period[1] and period[0] <= last
+
+
+def is_single_year(period: tuple[date, date] | None) -> bool:
+    """True for a period inside one calendar year (a snapshot, not a series)."""
+    return period is not None and period[0].year == period[1].year
+
+
+def passes_intent(table: Table, intent: RetrievalIntent | None) -> bool:
+    """True if ``table`` passes every hard filter of ``intent``.
+
+    The time-step filter guards series ("monthly rainfall in 1999" must not get an annual
+    table); an annual or decadal question about a single year is a snapshot that any table
+    covering that year may answer (a census-year row of a decadal table), so it is not applied.
+    """
+    if intent is None:
+        return True
+    period = intent.period()
+    snapshot = is_single_year(period) and intent.temporal_granularity in (T.ANNUAL, T.DECADAL)
+    return (
+        passes_spatial(table, intent.spatial_granularity)
+        and (snapshot or passes_time_step(table, intent.temporal_granularity))
+        and passes_coverage(table, period)
+    )
