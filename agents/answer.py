@@ -6,12 +6,16 @@ copied from the evidence, never computed or guessed by the model.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
+from pydantic_ai import Agent, RunContext
 
-from geoask.answers import AnswerType
+from agents._checks import raise_for_errors
+from geoask.answers import PAYLOAD_SCHEMAS, AnswerType, payload_errors
+from geoask.evidence import unsupported_numbers
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -41,3 +45,111 @@ class AnswerDeps:
     answer_type: AnswerType
     answer_fields: list[str]
     evidence: str
+
+
+PAYLOAD_SCHEMAS_TEXT = "\n".join(
+    f"- {answer_type.value}: {json.dumps(schema, separators=(',', ':'))}"
+    for answer_type, schema in PAYLOAD_SCHEMAS.items())
+
+# --- instructions --------------------------------------------------------------------------
+# Developer note: the final answer contract of CGD-QCSF: an explicit answer_type and a
+# data_payload that must validate; numbers are copied from the accepted evidence.
+
+INSTRUCTIONS = f"""\
+You write the final answer of a question from accepted evidence. You get the question, the
+answer contract (answer type and fields) and the evidence: query results and computation
+outputs. Reply with FinalAnswer:
+- answer_type: exactly the contracted type.
+- data_payload: shaped by that type's JSON Schema below. Copy every number from the evidence
+  (rounding is fine); never compute, estimate or invent a value. Ranks start at 1 and follow
+  the evidence's order. Give units in the unit/units fields; coordinates are WGS 84 lon/lat.
+- summary: one or two sentences for the user, with units, saying what the numbers are.
+Reply with AnswerRefusal when the evidence does not contain the answer.
+
+Payload JSON Schemas by answer_type:
+{PAYLOAD_SCHEMAS_TEXT}
+"""
+
+
+# --- checks (pure; one rule each) ----------------------------------------------------------
+
+_MAX_SUMMARY_CHARS = 600
+
+
+def type_matches_contract(answer: FinalAnswer, expected: AnswerType) -> str | None:
+    """The answer has the contracted answer type.
+
+    >>> type_matches_contract(FinalAnswer(answer_type="scalar", data_payload={"value": 1},
+    ...     summary="s"), AnswerType.RANKED_LIST)
+    'answer_type must be ranked_list (the answer contract), not scalar'
+    """
+    if answer.answer_type != expected:
+        return f"answer_type must be {expected.value} (the answer contract), not " \
+               f"{answer.answer_type.value}"
+    return None
+
+
+def payload_valid(answer: FinalAnswer) -> list[str]:
+    """The payload validates against its answer type's JSON Schema (geoask.answers)."""
+    return [f"data_payload {error}" for error in payload_errors(answer.answer_type,
+                                                                answer.data_payload)]
+
+
+def summary_readable(answer: FinalAnswer) -> str | None:
+    """The summary is present and short (at most 600 characters)."""
+    text = answer.summary.strip()
+    if not text:
+        return "summary is empty: say what the answer is, with units"
+    if len(text) > _MAX_SUMMARY_CHARS:
+        return f"summary is {len(text)} characters; keep it to one or two sentences"
+    return None
+
+
+def numbers_from_evidence(answer: FinalAnswer, evidence: str) -> str | None:
+    """Every number of the payload is in the evidence (maybe rounded): nothing is made up."""
+    # The same check the flow applies to the final answer (geoask.evidence).
+    invented = unsupported_numbers(answer.data_payload, evidence)
+    if not invented:
+        return None
+    shown = ", ".join(f"{n:g}" for n in invented[:5])
+    return f"these numbers are not in the evidence: {shown}; copy values from the evidence only"
+
+
+def answer_errors(output: AnswerOutput, deps: AnswerDeps) -> list[str]:
+    """Every rule the answer agent's ``output`` breaks for ``deps`` (empty when acceptable)."""
+    if isinstance(output, AnswerRefusal):
+        return [] if output.reason.strip() else ["a refusal needs a reason"]
+    contract = type_matches_contract(output, deps.answer_type)
+    if contract is not None:
+        return [contract]
+    errors = payload_valid(output)
+    errors += [e for e in (summary_readable(output),
+                           numbers_from_evidence(output, deps.evidence)) if e is not None]
+    return errors
+
+
+# --- agent ---------------------------------------------------------------------------------
+
+OUTPUT_RETRIES = 2
+
+answer_agent: Agent[AnswerDeps, AnswerOutput] = Agent(
+    output_type=[FinalAnswer, AnswerRefusal],
+    deps_type=AnswerDeps,
+    instructions=INSTRUCTIONS,
+    name="answer",
+    defer_model_check=True,
+    retries={"output": OUTPUT_RETRIES},
+)
+
+
+@answer_agent.output_validator
+def _validate(ctx: RunContext[AnswerDeps], output: AnswerOutput) -> AnswerOutput:
+    return raise_for_errors(answer_errors(output, ctx.deps), output)
+
+
+def prompt(deps: AnswerDeps) -> str:
+    """The user message of the answer agent: question, contract and accepted evidence."""
+    fields = ", ".join(deps.answer_fields) or "(not fixed)"
+    return (f"Question: {deps.question}\n\n"
+            f"Answer contract: answer_type={deps.answer_type.value}; answer fields: {fields}\n\n"
+            f"Evidence:\n{deps.evidence}")

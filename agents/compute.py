@@ -7,12 +7,21 @@ files to ``/scratch``, and prints as its last line one JSON object
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
+from pydantic_ai import Agent, RunContext
 
-from agents.intent import Intent
+from agents._checks import raise_for_errors
+from agents.intent import Intent, OperationIntent
 from agents.planner import ExecutionConstraints, PlanStep
+from sandbox.protocol import PROTOCOL_EXAMPLE
+from sandbox.runtime import AVAILABLE_IMPORTS
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -64,3 +73,232 @@ class ComputeDeps:
     executed_sql: list[str]
     intent: Intent
     previous_attempts: list[ComputeAttempt] = field(default_factory=list)
+
+
+# --- instructions --------------------------------------------------------------------------
+# Developer note: inputs follow the CGD-QCSF computation agent's context (its Table 4) and its
+# output protocol; the sandbox enforces isolation, these rules avoid wasted runs.
+
+# Import names of the sandbox's analysis libraries.
+ANALYSIS_IMPORTS = tuple(name for name in AVAILABLE_IMPORTS if name.isidentifier())
+
+INSTRUCTIONS = f"""\
+You write one Python script for one computation step. The script runs in an isolated sandbox
+with no database and no network. You get the step, the execution constraints, the input files
+with compact previews (columns, sample rows, geometry type, bbox), the relevant schema, the SQL
+that produced the files, the parsed intent and, on a retry, your earlier script with its
+classified error.
+
+Rules:
+- Read the inputs only from the paths given under /input (GeoJSON with geopandas.read_file,
+  JSON with json or pandas). Write any extra files only under /scratch.
+- Import only {", ".join(ANALYSIS_IMPORTS)} and the standard library (no subprocess, socket,
+  network, database, ctypes or multiprocessing modules; no exec, eval or __import__).
+- Use the column names exactly as in the previews and the executed SQL.
+- Distances, buffers and areas are computed in a projected CRS in metres (e.g. the UTM zone of
+  the data from estimate_utm_crs(), or an equal-area CRS for areas), never in degrees; convert
+  the distance of the intent to metres. Inputs are WGS 84 (EPSG:4326). Name the CRS in method.
+- Repair invalid geometries (make_valid or buffer(0)) before overlays; keep empty results
+  explicit.
+- The script's last output line is one JSON object with exactly the keys status ("success" or
+  "error"), summary (one sentence for the user, with units) and result (an object or array of
+  the computed values), e.g. {PROTOCOL_EXAMPLE}
+- Compute every number from the data; never type a result in.
+- If a field the computation needs is absent from every input, reply with ComputeRefusal and
+  list it in missing_fields: the SQL step will be regenerated to export it.
+"""
+
+
+# --- checks (pure; one rule each) ----------------------------------------------------------
+
+# Standard-library modules a script may not import: processes, network, FFI, databases.
+FORBIDDEN_MODULES = frozenset({
+    "subprocess", "socket", "ssl", "socketserver", "multiprocessing", "ctypes", "urllib",
+    "http", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc", "asyncio",
+    "importlib", "pty", "sqlite3", "webbrowser", "concurrent",
+})
+_ALLOWED_MODULES = (frozenset(sys.stdlib_module_names) | frozenset(ANALYSIS_IMPORTS)) \
+    - FORBIDDEN_MODULES
+_DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__"})
+_HOST_ROOTS = frozenset({"etc", "home", "root", "proc", "sys", "dev", "var", "usr", "opt",
+                         "srv", "mnt", "run", "boot", "work", "bin", "lib"})
+_PROJECTION_CALLS = frozenset({"to_crs", "estimate_utm_crs"})
+_PREVIEW_COLUMN = re.compile(r"([^\s,()]+) \(")
+
+
+def parse_script(script: str) -> ast.Module | str:
+    """The script's syntax tree, or the syntax error as a message naming the line.
+
+    >>> parse_script("print(")
+    "the script does not parse: line 1: '(' was never closed"
+    """
+    try:
+        return ast.parse(script)
+    except SyntaxError as error:
+        return f"the script does not parse: line {error.lineno}: {error.msg}"
+
+
+def imported_modules(tree: ast.Module) -> list[str]:
+    """Top-level names of every module the script imports (absolute imports only)."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+    return names
+
+
+def imports_available(tree: ast.Module) -> str | None:
+    """Only the sandbox's analysis libraries and the safe standard library are imported.
+
+    >>> imports_available(ast.parse("import requests")).split(";")[0]
+    'imports not available in the sandbox: requests'
+    """
+    bad = sorted({name for name in imported_modules(tree) if name not in _ALLOWED_MODULES})
+    if not bad:
+        return None
+    return (f"imports not available in the sandbox: {', '.join(bad)}; use only "
+            f"{', '.join(ANALYSIS_IMPORTS)} and the standard library")
+
+
+def no_dynamic_code(tree: ast.Module) -> str | None:
+    """No exec/eval/compile/__import__ calls."""
+    used = sorted({node.func.id for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                   and node.func.id in _DYNAMIC_CODE})
+    return f"do not call {', '.join(used)}; write the code directly" if used else None
+
+
+def string_constants(tree: ast.Module) -> list[str]:
+    """Every string literal of the script (f-string pieces included)."""
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def reads_every_input(tree: ast.Module, inputs: list[InputArtifact]) -> str | None:
+    """Each input file is named in the script (its path or file name), or /input is globbed."""
+    strings = string_constants(tree)
+    if any(s.startswith("/input") and "*" in s for s in strings):
+        return None
+    unread = [item.path_in_sandbox for item in inputs
+              if not any(item.path_in_sandbox in s or PurePosixPath(item.path_in_sandbox).name in s
+                         for s in strings)]
+    return (f"read the inputs from their sandbox paths: {', '.join(unread)} are never opened"
+            if unread else None)
+
+
+def no_host_paths(tree: ast.Module) -> str | None:
+    """Absolute paths stay under /input, /scratch or /tmp (the sandbox shows nothing else)."""
+    bad = sorted({s for s in string_constants(tree)
+                  if s.startswith("/") and s.split("/")[1] in _HOST_ROOTS})
+    return (f"the sandbox has only /input, /scratch and /tmp; do not use {', '.join(bad)}"
+            if bad else None)
+
+
+def prints_protocol_json(tree: ast.Module) -> str | None:
+    """The script serialises its protocol object with json.dumps/json.dump."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else "")
+            if name in ("dumps", "dump"):
+                return None
+    return f"end by printing the protocol object as JSON, e.g. {PROTOCOL_EXAMPLE}"
+
+
+def projects_for_distances(tree: ast.Module, intent: Intent) -> str | None:
+    """A question with a distance (or a measurement) reprojects to a metric CRS first."""
+    if intent.topology.distance is None and intent.operation is not OperationIntent.MEASURE:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in _PROJECTION_CALLS:
+            return None
+    return ("distances and areas must be computed in a projected CRS in metres: call "
+            "to_crs(...) (e.g. gdf.to_crs(gdf.estimate_utm_crs())) before buffering or measuring")
+
+
+def preview_columns(preview: str) -> set[str]:
+    """Column names listed on the ``columns:`` line of an input preview (``name (type), ...``).
+
+    >>> sorted(preview_columns("columns: geoid (text), pop (bigint)"))
+    ['geoid', 'pop']
+    """
+    for line in preview.splitlines():
+        if line.startswith("columns:"):
+            return set(_PREVIEW_COLUMN.findall(line.removeprefix("columns:")))
+    return set()
+
+
+def missing_fields_really_missing(refusal: ComputeRefusal,
+                                  inputs: list[InputArtifact]) -> str | None:
+    """A refusal only names fields that no input has (else the script should just use them)."""
+    present = {field: item.name for item in inputs for field in preview_columns(item.preview)}
+    found = [f"{field} (in {present[field]})" for field in refusal.missing_fields
+             if field in present]
+    return (f"these fields are not missing, the inputs have them: {', '.join(found)}; write the "
+            "script with them" if found else None)
+
+
+SCRIPT_RULES: tuple[Callable[[ast.Module], str | None], ...] = (
+    imports_available,
+    no_dynamic_code,
+    no_host_paths,
+    prints_protocol_json,
+)
+
+
+def compute_errors(output: ComputeOutput, deps: ComputeDeps) -> list[str]:
+    """Every rule the compute agent's ``output`` breaks for ``deps`` (empty when acceptable)."""
+    if isinstance(output, ComputeRefusal):
+        errors = [] if output.reason.strip() else ["a refusal needs a reason"]
+        wrongly_missing = missing_fields_really_missing(output, deps.inputs)
+        return errors + ([wrongly_missing] if wrongly_missing else [])
+    tree = parse_script(output.script)
+    if isinstance(tree, str):
+        return [tree]
+    errors = [error for rule in SCRIPT_RULES if (error := rule(tree)) is not None]
+    for error in (reads_every_input(tree, deps.inputs), projects_for_distances(tree, deps.intent)):
+        if error is not None:
+            errors.append(error)
+    return errors
+
+
+# --- agent ---------------------------------------------------------------------------------
+
+OUTPUT_RETRIES = 2
+
+compute_agent: Agent[ComputeDeps, ComputeOutput] = Agent(
+    output_type=[ComputeScript, ComputeRefusal],
+    deps_type=ComputeDeps,
+    instructions=INSTRUCTIONS,
+    name="compute",
+    defer_model_check=True,
+    retries={"output": OUTPUT_RETRIES},
+)
+
+
+@compute_agent.output_validator
+def _validate(ctx: RunContext[ComputeDeps], output: ComputeOutput) -> ComputeOutput:
+    return raise_for_errors(compute_errors(output, ctx.deps), output)
+
+
+def prompt(deps: ComputeDeps) -> str:
+    """The user message of the compute agent (after CGD-QCSF Table 4), with earlier failures."""
+    files = "\n".join(f"- {item.name}: {item.path_in_sandbox}\n{item.preview}"
+                      for item in deps.inputs) or "(none)"
+    sql = "\n\n".join(deps.executed_sql) or "(none)"
+    parts = [
+        f"Question: {deps.question}",
+        f"Step (JSON): {deps.step.model_dump_json(exclude_none=True)}",
+        f"Execution constraints (JSON): {deps.constraints.model_dump_json()}",
+        f"Input files:\n{files}",
+        f"Schema (relevant tables only):\n{deps.schema_text}",
+        f"Executed SQL:\n{sql}",
+        f"Intent (JSON): {deps.intent.model_dump_json(exclude_none=True)}",
+    ]
+    for number, attempt in enumerate(deps.previous_attempts, start=1):
+        parts.append(f"Earlier attempt {number} failed.\nScript:\n{attempt.script}\n"
+                     f"Error: {attempt.error}")
+    return "\n\n".join(parts)

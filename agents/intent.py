@@ -8,11 +8,15 @@ database has, e.g. a city to its county and state).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from pydantic_ai import Agent, RunContext
+
+from agents._checks import raise_for_errors
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -130,3 +134,148 @@ class IntentDeps:
 
     question: str
     catalog_summary: str
+
+
+# --- instructions --------------------------------------------------------------------------
+# Developer note: these sentences are the agent's system instructions; keep them rules, not
+# examples of answers. The rules follow the CGD-QCSF intent tuple (execution control,
+# spatiotemporal scope, analysis target, spatial topology, operation intent) plus geographic
+# hierarchy completion.
+
+INSTRUCTIONS = """\
+You read one question about the spatial database described in the user message and fill in its
+intent tuple. You never answer the question and never invent numbers.
+
+Execution control:
+- Decide first whether the question can be answered from the listed tables. Reply with
+  IntentRejection when it is small talk or about you (chit_chat), asks for something harmful or
+  asks to change, delete or export the database (unsafe), or needs data the tables do not hold
+  (not_answerable). The message says politely what kinds of questions geoask can answer.
+- Otherwise reply with Intent, restating the question in GIS terms.
+
+Intent fields:
+- target: the entities and the metric analysed (e.g. "counties, 2020 population density").
+- scope: every place named, with its level; years and months (1-12) named or implied.
+  Geographic hierarchy completion: when a place is finer than any level the tables hold (a city
+  when only counties and states exist), set resolved_to to the enclosing unit at a level the
+  database has and resolved_level to that level; leave them empty when the place already
+  matches a level in the tables.
+- topology: the spatial predicate (intersects, within, contains, touches, disjoint,
+  within_distance, beyond_distance, nearest, or none), the distance with the unit exactly as
+  stated (never converted), and what the relation is measured from.
+- operation: lookup, filter, count, rank_top_k, aggregate, compare_periods, compare_baseline,
+  measure, topology, statistics, regression or clustering.
+- top_k: K of a Top-K question ("the five largest" -> 5); only with operation rank_top_k.
+- spatial_granularity and temporal_granularity: the unit of the answer's rows and the time step
+  when the question fixes them.
+"""
+
+
+# --- checks (pure; one rule each) ----------------------------------------------------------
+
+_DISTANCE_PREDICATES = frozenset({SpatialPredicate.WITHIN_DISTANCE,
+                                  SpatialPredicate.BEYOND_DISTANCE})
+# Years outside this range are almost surely a misread number, not a year.
+_YEAR_RANGE = range(1800, 2101)
+
+
+def topk_has_k(intent: Intent) -> str | None:
+    """A Top-K operation states K, and K is only stated for a Top-K operation.
+
+    >>> topk_has_k(Intent(target="t", scope=SpatiotemporalScope(), topology=SpatialTopology(),
+    ...                   operation=OperationIntent.RANK_TOP_K)) is not None
+    True
+    """
+    if intent.operation is OperationIntent.RANK_TOP_K and intent.top_k is None:
+        return "operation rank_top_k needs top_k (the K the question asks for)"
+    if intent.operation is not OperationIntent.RANK_TOP_K and intent.top_k is not None:
+        return "top_k is set but operation is not rank_top_k; set operation to rank_top_k or " \
+               "clear top_k"
+    return None
+
+
+def distance_matches_predicate(intent: Intent) -> str | None:
+    """within_distance/beyond_distance carry a distance; other predicates (but nearest) do not."""
+    topology = intent.topology
+    if topology.predicate in _DISTANCE_PREDICATES and topology.distance is None:
+        return f"predicate {topology.predicate.value} needs topology.distance with its unit"
+    if topology.distance is not None and topology.predicate not in (
+            _DISTANCE_PREDICATES | {SpatialPredicate.NEAREST}):
+        return (f"a distance is given but the predicate is {topology.predicate.value}; use "
+                "within_distance or beyond_distance")
+    return None
+
+
+def months_are_calendar_months(intent: Intent) -> str | None:
+    """Months are 1-12."""
+    wrong = [m for m in intent.scope.months if not 1 <= m <= 12]
+    return f"months must be 1-12, got {wrong}" if wrong else None
+
+
+def years_are_plausible(intent: Intent) -> str | None:
+    """Years are four-digit calendar years (1800-2100)."""
+    wrong = [y for y in intent.scope.years if y not in _YEAR_RANGE]
+    return f"years must be calendar years 1800-2100, got {wrong}" if wrong else None
+
+
+def comparison_has_two_periods(intent: Intent) -> str | None:
+    """A period comparison names at least two years or months."""
+    if intent.operation is OperationIntent.COMPARE_PERIODS and (
+            len(intent.scope.years) < 2 and len(intent.scope.months) < 2):
+        return "operation compare_periods needs at least two years (or months) in scope"
+    return None
+
+
+def resolutions_have_levels(intent: Intent) -> str | None:
+    """A place resolved to another unit also says that unit's level."""
+    missing = [p.mentioned for p in intent.scope.places
+               if p.resolved_to and not p.resolved_level]
+    return f"resolved places need resolved_level: {missing}" if missing else None
+
+
+def target_is_named(intent: Intent) -> str | None:
+    """The analysis target is not blank."""
+    return None if intent.target.strip() else "target is empty: name what is analysed"
+
+
+INTENT_RULES: tuple[Callable[[Intent], str | None], ...] = (
+    target_is_named,
+    topk_has_k,
+    distance_matches_predicate,
+    months_are_calendar_months,
+    years_are_plausible,
+    comparison_has_two_periods,
+    resolutions_have_levels,
+)
+
+
+def intent_errors(output: IntentOutput) -> list[str]:
+    """Every rule ``output`` breaks (empty when it is acceptable)."""
+    if isinstance(output, IntentRejection):
+        return [] if output.message.strip() else ["the rejection needs a polite message"]
+    return [error for rule in INTENT_RULES if (error := rule(output)) is not None]
+
+
+# --- agent ---------------------------------------------------------------------------------
+
+OUTPUT_RETRIES = 2
+
+intent_agent: Agent[IntentDeps, IntentOutput] = Agent(
+    output_type=[Intent, IntentRejection],
+    deps_type=IntentDeps,
+    instructions=INSTRUCTIONS,
+    name="intent",
+    defer_model_check=True,
+    retries={"output": OUTPUT_RETRIES},
+)
+
+
+@intent_agent.output_validator
+def _validate(ctx: RunContext[IntentDeps], output: IntentOutput) -> IntentOutput:
+    return raise_for_errors(intent_errors(output), output)
+
+
+def prompt(deps: IntentDeps) -> str:
+    """The user message of the intent agent: the question and the catalog summary."""
+    return (f"Question: {deps.question}\n\n"
+            f"Tables of the database (one per line):\n{deps.catalog_summary}")

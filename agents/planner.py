@@ -7,13 +7,16 @@ SQL and Python steps and always starts with SQL.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from pydantic_ai import Agent, RunContext
 
-from agents.intent import Intent
+from agents._checks import raise_for_errors
+from agents.intent import Intent, OperationIntent
 from geoask.answers import AnswerType
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
@@ -89,3 +92,221 @@ class PlannerDeps:
     schema_text: str
     variant: str
     previous_failures: list[str] = field(default_factory=list)
+
+
+# --- instructions --------------------------------------------------------------------------
+# Developer note: the rules follow the CGD-QCSF planner: steps are SQL retrieval or Python
+# computation only, consolidated, with structured execution constraints (its Table 2).
+
+INSTRUCTIONS = """\
+You plan how to answer one question about a PostGIS database. You get the question, its parsed
+intent, the relevant part of the schema and the pipeline variant. You do not write SQL or Python
+yourself and you never state result values.
+
+Steps:
+- Every step is either sql (retrieval from the database) or python (computation in a sandbox
+  that sees only the files exported by earlier SQL steps, never the database).
+- The plan starts with an sql step. Ids are sql-1, sql-2, ... and python-1, python-2, ...
+  numbered in the order the steps appear.
+- Consolidate: extractions done in the same round are one sql step (it may emit several
+  statements, one exported file each); a chain of computations that can run in one script is
+  one python step. So sql and python steps alternate.
+- An sql step reads no earlier step (SQL cannot read files); a python step lists in inputs the
+  earlier sql steps whose files it reads.
+- Use a single sql step for lookups, filters, sorting, counting and grouped aggregation. Use an
+  sql step followed by a python step for buffers, distances, overlays, topological relations,
+  zonal or spatial statistics, regression and clustering.
+- Variants: FULL keeps spatial computation out of SQL (select the geometry columns, compute in
+  Python); POSTGIS may use PostGIS functions in SQL; NO_STCA and BASE have no python steps.
+- For a Top-K question the last step sets top_k to K (and answer_type is ranked_list).
+- Each step states its objective, the columns its output must contain (expected_output) and
+  how to tell it worked (success_criteria).
+
+Execution constraints:
+- computation_needed is true exactly when the plan has a python step.
+- geometry_needed is true when a python step needs geometries (distances, buffers, overlays,
+  topology): the SQL step then exports GeoJSON. Otherwise SQL exports plain JSON attributes.
+- input_mode: single or multiple exported files read by the computation.
+- spatial_granularity: unit of the analysed features (state, county, grid_cell, point, line,
+  country, none).
+- operation_category and temporal_comparison (none, period_vs_period, vs_baseline, trend; a
+  comparison of two periods or against a baseline is never none).
+
+answer_type is one of scalar, entity_list, ranked_list, records, object, bbox, geometry, and
+answer_fields names the fields of the last step's output the answer is read from.
+When earlier plans failed (listed in the message), plan differently so the same failure cannot
+recur. Reply with PlanRefusal only if the schema cannot answer the question.
+"""
+
+
+# --- checks (pure; one rule each) ----------------------------------------------------------
+# Ids unique, first step SQL, kind matching id, inputs naming earlier steps and the variant's
+# Python rule are checked by geoask.variants.plan_violations (shared with the flow).
+
+
+def ids_numbered_in_order(plan: Plan) -> str | None:
+    """Steps of each kind are numbered 1, 2, ... in plan order.
+
+    >>> c = ExecutionConstraints(computation_needed=False, geometry_needed=False,
+    ...     input_mode="single", spatial_granularity="state",
+    ...     operation_category="attribute_filter_rank")
+    >>> s = PlanStep(id="sql-2", kind=StepKind.SQL, objective="o", expected_output="e",
+    ...     success_criteria="s")
+    >>> ids_numbered_in_order(Plan(steps=[s], constraints=c, answer_type="scalar",
+    ...     rationale="r"))
+    'step ids must be numbered in order per kind: expected sql-1, got sql-2'
+    """
+    counters = {kind: 0 for kind in StepKind}
+    for step in plan.steps:
+        counters[step.kind] += 1
+        expected = f"{step.kind.value}-{counters[step.kind]}"
+        if step.id != expected:
+            return ("step ids must be numbered in order per kind: "
+                    f"expected {expected}, got {step.id}")
+    return None
+
+
+def kinds_alternate(plan: Plan) -> str | None:
+    """After consolidation no two adjacent steps have the same kind."""
+    for before, after in zip(plan.steps, plan.steps[1:], strict=False):
+        if before.kind is after.kind:
+            return (f"steps {before.id} and {after.id} are both {after.kind.value}: consolidate "
+                    "adjacent steps of the same kind into one")
+    return None
+
+
+def sql_steps_read_nothing(plan: Plan) -> str | None:
+    """An SQL step queries the database and reads no earlier step's files."""
+    readers = [step.id for step in plan.steps if step.kind is StepKind.SQL and step.inputs]
+    return (f"SQL steps cannot read earlier results, clear inputs of {', '.join(readers)}"
+            if readers else None)
+
+
+def python_steps_have_inputs(plan: Plan) -> str | None:
+    """A Python step names the earlier step(s) whose exported files it reads."""
+    orphans = [step.id for step in plan.steps if step.kind is StepKind.PYTHON and not step.inputs]
+    return (f"Python steps must list the SQL steps they read in inputs: {', '.join(orphans)}"
+            if orphans else None)
+
+
+def computation_flag_matches_steps(plan: Plan) -> str | None:
+    """constraints.computation_needed is true exactly when the plan has a Python step."""
+    has_python = any(step.kind is StepKind.PYTHON for step in plan.steps)
+    if plan.constraints.computation_needed != has_python:
+        return (f"constraints.computation_needed is {plan.constraints.computation_needed} but "
+                f"the plan {'has' if has_python else 'has no'} Python step")
+    return None
+
+
+def spatial_computation_needs_geometry(plan: Plan) -> str | None:
+    """A spatial-geometry computation in Python needs geometries exported by SQL."""
+    constraints = plan.constraints
+    if (constraints.computation_needed and constraints.operation_category == "spatial_geometry"
+            and not constraints.geometry_needed):
+        return "a spatial_geometry computation needs geometry_needed=true (export GeoJSON)"
+    return None
+
+
+def multiple_inputs_declared(plan: Plan) -> str | None:
+    """input_mode is 'multiple' when a Python step reads more than one step."""
+    if plan.constraints.input_mode == "single" and any(
+            len(step.inputs) > 1 for step in plan.steps if step.kind is StepKind.PYTHON):
+        return "a Python step reads several steps: set input_mode to multiple"
+    return None
+
+
+def topk_on_last_step(plan: Plan, intent: Intent) -> str | None:
+    """A Top-K question's last step sets top_k to the K of the question."""
+    if intent.top_k is None:
+        return None
+    last = plan.steps[-1]
+    if last.top_k != intent.top_k:
+        return (f"the question asks for the top {intent.top_k}: set top_k={intent.top_k} on the "
+                f"last step {last.id} (it has {last.top_k})")
+    return None
+
+
+def topk_answers_ranked_list(plan: Plan, intent: Intent) -> str | None:
+    """A Top-K question is answered with a ranked_list."""
+    if intent.top_k is not None and plan.answer_type != AnswerType.RANKED_LIST:
+        return f"a Top-K question needs answer_type ranked_list, not {plan.answer_type.value}"
+    return None
+
+
+def comparison_mode_set(plan: Plan, intent: Intent) -> str | None:
+    """A period or baseline comparison sets temporal_comparison accordingly."""
+    expected = {
+        OperationIntent.COMPARE_PERIODS: "period_vs_period",
+        OperationIntent.COMPARE_BASELINE: "vs_baseline",
+    }.get(intent.operation)
+    if expected is not None and plan.constraints.temporal_comparison == "none":
+        return f"operation {intent.operation.value} needs temporal_comparison={expected}"
+    return None
+
+
+PLAN_RULES: tuple[Callable[[Plan], str | None], ...] = (
+    ids_numbered_in_order,
+    kinds_alternate,
+    sql_steps_read_nothing,
+    python_steps_have_inputs,
+    computation_flag_matches_steps,
+    spatial_computation_needs_geometry,
+    multiple_inputs_declared,
+)
+PLAN_INTENT_RULES: tuple[Callable[[Plan, Intent], str | None], ...] = (
+    topk_on_last_step,
+    topk_answers_ranked_list,
+    comparison_mode_set,
+)
+
+
+def plan_errors(output: PlanOutput, deps: PlannerDeps) -> list[str]:
+    """Every rule the planner's ``output`` breaks for ``deps`` (empty when acceptable).
+
+    Raises:
+        ConfigurationError: ``deps.variant`` is not a known variant.
+
+    """
+    if isinstance(output, PlanRefusal):
+        return [] if output.reason.strip() else ["a refusal needs a reason"]
+    # Imported here: geoask.variants imports this module.
+    from geoask.variants import parse_variant, plan_violations
+
+    errors = plan_violations(output, parse_variant(deps.variant))
+    errors += [error for rule in PLAN_RULES if (error := rule(output)) is not None]
+    errors += [error for rule in PLAN_INTENT_RULES
+               if (error := rule(output, deps.intent)) is not None]
+    return list(dict.fromkeys(errors))
+
+
+# --- agent ---------------------------------------------------------------------------------
+
+OUTPUT_RETRIES = 2
+
+planner_agent: Agent[PlannerDeps, PlanOutput] = Agent(
+    output_type=[Plan, PlanRefusal],
+    deps_type=PlannerDeps,
+    instructions=INSTRUCTIONS,
+    name="planner",
+    defer_model_check=True,
+    retries={"output": OUTPUT_RETRIES},
+)
+
+
+@planner_agent.output_validator
+def _validate(ctx: RunContext[PlannerDeps], output: PlanOutput) -> PlanOutput:
+    return raise_for_errors(plan_errors(output, ctx.deps), output)
+
+
+def prompt(deps: PlannerDeps) -> str:
+    """The user message of the planner: question, intent, schema subset, variant, failures."""
+    parts = [
+        f"Question: {deps.question}",
+        f"Variant: {deps.variant}",
+        f"Intent (JSON): {deps.intent.model_dump_json(exclude_none=True)}",
+        f"Schema (relevant tables only):\n{deps.schema_text}",
+    ]
+    if deps.previous_failures:
+        failures = "\n".join(f"- {failure}" for failure in deps.previous_failures)
+        parts.append(f"Earlier plans failed; do not repeat these failures:\n{failures}")
+    return "\n\n".join(parts)

@@ -6,11 +6,14 @@ and decides: accept, revise (the last step), repair (an upstream step) or replan
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
+from pydantic_ai import Agent, RunContext
 
+from agents._checks import raise_for_errors
 from geoask.answers import AnswerType
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
@@ -52,3 +55,96 @@ class ReviewerDeps:
     answer_fields: list[str]
     evidence: str
     state_summary: str
+
+
+# --- instructions --------------------------------------------------------------------------
+# Developer note: the reviewer is the independent evidence-review node of CGD-QCSF; it sees no
+# plan internals beyond the compact state summary.
+
+INSTRUCTIONS = """\
+You review whether the evidence of a finished run answers the question under its answer
+contract (answer type and answer fields). You see only the question, the contract, the
+evidence (results of the executed steps) and a compact summary of the run's state. You do not
+compute or correct numbers yourself.
+
+Decide:
+- accept: the evidence supports a complete answer of the contracted type and fields (right
+  places, years, units, ordering and number of rows).
+- revise: the last step's output is close but wrong in fields, ordering, units, filters or the
+  number of rows; target_step is that step and the reason says exactly what to change.
+- repair: evidence a later step needs is missing because an earlier step did not export it;
+  target_step is the earlier step to regenerate and the reason names the missing fields.
+- replan: the steps taken cannot produce the answer (wrong tables, wrong approach).
+Give target_step only for revise and repair, as one of the step ids in the state summary.
+The reason cites the evidence (a value, a column, a row count). Reply with ReviewRefusal only
+when the evidence is empty or unreadable.
+"""
+
+
+# --- checks (pure; one rule each) ----------------------------------------------------------
+
+_STEP_ID = re.compile(r"\b(?:sql|python)-[1-9][0-9]*\b")
+_NEEDS_TARGET = frozenset({ReviewDecision.REVISE, ReviewDecision.REPAIR})
+
+
+def target_given_when_needed(review: Review) -> str | None:
+    """Revise and repair name a target step; accept and replan do not.
+
+    >>> target_given_when_needed(Review(decision="repair", reason="geom missing"))
+    'decision repair needs target_step (the step to redo, e.g. sql-1)'
+    """
+    if review.decision in _NEEDS_TARGET and not review.target_step:
+        return f"decision {review.decision.value} needs target_step (the step to redo, e.g. sql-1)"
+    if review.decision not in _NEEDS_TARGET and review.target_step:
+        return f"decision {review.decision.value} takes no target_step; clear it"
+    return None
+
+
+def target_is_known_step(review: Review, state_summary: str) -> str | None:
+    """The target step is one of the step ids the state summary mentions (when it names any)."""
+    known = sorted(set(_STEP_ID.findall(state_summary)))
+    if review.target_step and known and review.target_step not in known:
+        return f"target_step {review.target_step} is not a step of this run ({', '.join(known)})"
+    return None
+
+
+def reason_given(review: Review) -> str | None:
+    """The decision has a reason."""
+    return None if review.reason.strip() else "give the reason, citing the evidence"
+
+
+def review_errors(output: ReviewOutput, deps: ReviewerDeps) -> list[str]:
+    """Every rule the reviewer's ``output`` breaks for ``deps`` (empty when acceptable)."""
+    if isinstance(output, ReviewRefusal):
+        return [] if output.reason.strip() else ["a refusal needs a reason"]
+    candidates = (target_given_when_needed(output), reason_given(output),
+                  target_is_known_step(output, deps.state_summary))
+    return [error for error in candidates if error is not None]
+
+
+# --- agent ---------------------------------------------------------------------------------
+
+OUTPUT_RETRIES = 2
+
+reviewer_agent: Agent[ReviewerDeps, ReviewOutput] = Agent(
+    output_type=[Review, ReviewRefusal],
+    deps_type=ReviewerDeps,
+    instructions=INSTRUCTIONS,
+    name="reviewer",
+    defer_model_check=True,
+    retries={"output": OUTPUT_RETRIES},
+)
+
+
+@reviewer_agent.output_validator
+def _validate(ctx: RunContext[ReviewerDeps], output: ReviewOutput) -> ReviewOutput:
+    return raise_for_errors(review_errors(output, ctx.deps), output)
+
+
+def prompt(deps: ReviewerDeps) -> str:
+    """The user message of the reviewer: question, contract, evidence and state summary."""
+    fields = ", ".join(deps.answer_fields) or "(not fixed)"
+    return (f"Question: {deps.question}\n\n"
+            f"Answer contract: answer_type={deps.answer_type.value}; answer fields: {fields}\n\n"
+            f"Evidence:\n{deps.evidence}\n\n"
+            f"State summary:\n{deps.state_summary}")

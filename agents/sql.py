@@ -6,11 +6,25 @@ guard or database error the agent is called again with the classified error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
+from pydantic_ai import Agent, RunContext
+from sqlglot import exp
 
+from agents._checks import raise_for_errors
 from agents.planner import ExecutionConstraints, PlanStep
+from geoask.errors import QueryRejectedError
+from geoask.sql.context import (
+    DEFAULT_GEOMETRY_COLUMNS,
+    AnswerContract,
+    GuardContext,
+    SpatialPolicy,
+)
+from geoask.sql.guard import find_violation
+from geoask.sql.parsing import parse_query
+from geoask.sql.rules.query_only import query_root
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -62,3 +76,195 @@ class SqlDeps:
     previous_attempts: list[SqlAttempt] = field(default_factory=list)
     # fields a downstream step found missing (dependency backtracking)
     required_fields: list[str] = field(default_factory=list)
+
+
+# --- instructions --------------------------------------------------------------------------
+# Developer note: rules after the CGD-QCSF SQL agent and its static validation (read-only,
+# spatial computation constraint, identifier quoting, result size, contract-driven checks).
+# The guard enforces them again before anything runs; stating them saves retries.
+
+INSTRUCTIONS = """\
+You write read-only PostgreSQL queries for one step of a plan. You get the step, the original
+question (keep its places, years, metric names and conditions), the relevant schema, the
+execution constraints, the spatial policy and, on a retry, your earlier SQL with the error it
+met. Each statement's result is exported as a file named after the statement; later Python
+steps and the answer read those files.
+
+Rules:
+- Only SELECT or WITH ... SELECT. Never INSERT, UPDATE, DELETE, MERGE, TRUNCATE, CREATE, ALTER,
+  DROP, GRANT, LOCK, SET, COPY, SELECT ... INTO, FOR UPDATE, or several statements in one text.
+- Spatial policy "separated": no spatial computation in SQL - no ST_* or other PostGIS
+  functions, no geometry operators (&&, <->, ...) and no geography casts. Filter and join on
+  attributes and keys, select the geometry column as it is, and leave buffers, distances,
+  overlays and topological tests to the Python step. Policy "postgis": PostGIS functions are
+  allowed; measure distances and areas in metres (geography or a projected SRID), not degrees.
+- Use only tables and columns in the schema, schema-qualified (demo.table). Double-quote
+  identifiers that contain upper-case letters.
+- When the step has top_k, write one statement that orders the result with an outer ORDER BY
+  and ends with LIMIT equal to top_k (every statement of such a step is checked for both).
+- When geometry is needed, select the geometry column; otherwise select attributes only.
+- Return the columns the step's expected output names, plus keys and names that identify the
+  features. Add a LIMIT when you know the size of the answer.
+- If required fields are listed, a later step found them missing: select them under exactly
+  those names.
+- Set needs_python only when the question still needs a computation SQL may not do here.
+- Reply with SqlRefusal if the schema cannot provide the step's data.
+"""
+
+
+# --- checks (pure; one rule each) ----------------------------------------------------------
+
+
+def statement_names_unique(draft: SqlDraft) -> str | None:
+    """Each statement has its own artifact name."""
+    names = [statement.name for statement in draft.statements]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    return f"statement names must be unique, repeated: {', '.join(duplicates)}" if duplicates \
+        else None
+
+
+def guard_violations(draft: SqlDraft, deps: SqlDeps) -> list[str]:
+    """Every statement passes the SQL guard under the step's spatial policy and contract.
+
+    When the step has ``top_k`` every statement is checked under the Top-K contract (outer
+    ORDER BY and LIMIT), as the flow's guard does before running them.
+    """
+    contract = AnswerContract.TOPK if deps.step.top_k is not None else AnswerContract.NONE
+    context = GuardContext(policy=SpatialPolicy(deps.policy), contract=contract)
+    errors = []
+    for statement in draft.statements:
+        violation = find_violation(statement.sql, context)
+        if violation is not None:
+            where = (f" at line {violation.line}, col {violation.col}"
+                     if violation.line is not None else "")
+            fragment = f" (offending: {violation.fragment})" if violation.fragment else ""
+            errors.append(f"statement {statement.name}: rule {violation.rule}{where}: "
+                          f"{violation.description}{fragment}")
+    return errors
+
+
+def output_columns(sql: str) -> list[str] | None:
+    """Names of the outermost query's output columns; None if the SQL does not parse.
+
+    ``*`` stands for columns that cannot be known without the database.
+
+    >>> output_columns("SELECT name, pop AS population, t.* FROM demo.t")
+    ['name', 'population', '*']
+    """
+    try:
+        tree = query_root(parse_query(sql).tree)
+    except QueryRejectedError:
+        return None
+    return list(tree.named_selects) if isinstance(tree, exp.Query) else None
+
+
+def outer_limit(sql: str) -> int | None:
+    """The outermost query's literal LIMIT / FETCH FIRST count; None if absent or not literal.
+
+    >>> outer_limit("SELECT a FROM t ORDER BY a DESC LIMIT 5")
+    5
+    """
+    try:
+        limit = query_root(parse_query(sql).tree).args.get("limit")
+    except QueryRejectedError:
+        return None
+    count = limit.expression if isinstance(limit, exp.Limit) else (
+        limit.args.get("count") if isinstance(limit, exp.Fetch) else None)
+    if isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit():
+        return int(count.this)
+    return None
+
+
+def topk_limit_is_k(draft: SqlDraft, deps: SqlDeps) -> str | None:
+    """With ``top_k``, every statement's literal outer LIMIT equals K."""
+    k = deps.step.top_k
+    if k is None:
+        return None
+    for statement in draft.statements:
+        limit = outer_limit(statement.sql)
+        if limit is not None and limit != k:
+            return (f"statement {statement.name}: the step asks for the top {k}, so end with "
+                    f"LIMIT {k} (not LIMIT {limit})")
+    return None
+
+
+def geometry_exported(draft: SqlDraft, deps: SqlDeps) -> str | None:
+    """When geometry is needed, some statement selects a geometry column (or ``*``)."""
+    if not deps.constraints.geometry_needed:
+        return None
+    for statement in draft.statements:
+        columns = output_columns(statement.sql) or []
+        if any(c == "*" or c.lower() in DEFAULT_GEOMETRY_COLUMNS or c.lower().endswith("geom")
+               for c in columns):
+            return None
+    return ("the constraints need geometry: select the geometry column (e.g. geom) of the "
+            "features the Python step works on")
+
+
+def required_fields_selected(draft: SqlDraft, deps: SqlDeps) -> str | None:
+    """Fields a later step found missing (dependency backtracking) are selected by name."""
+    if not deps.required_fields:
+        return None
+    selected: set[str] = set()
+    for statement in draft.statements:
+        columns = output_columns(statement.sql) or []
+        if "*" in columns:
+            return None
+        selected |= {c.lower() for c in columns}
+    missing = [f for f in deps.required_fields if f.lower() not in selected]
+    return (f"a later step needs these fields, select them under exactly these names: "
+            f"{', '.join(missing)}" if missing else None)
+
+
+SQL_RULES: tuple[Callable[[SqlDraft, SqlDeps], str | None], ...] = (
+    topk_limit_is_k,
+    geometry_exported,
+    required_fields_selected,
+)
+
+
+def sql_errors(output: SqlOutput, deps: SqlDeps) -> list[str]:
+    """Every rule the SQL agent's ``output`` breaks for ``deps`` (empty when acceptable)."""
+    if isinstance(output, SqlRefusal):
+        return [] if output.reason.strip() else ["a refusal needs a reason"]
+    errors = [error for error in [statement_names_unique(output)] if error]
+    errors += guard_violations(output, deps)
+    errors += [error for rule in SQL_RULES if (error := rule(output, deps)) is not None]
+    return errors
+
+
+# --- agent ---------------------------------------------------------------------------------
+
+OUTPUT_RETRIES = 2
+
+sql_agent: Agent[SqlDeps, SqlOutput] = Agent(
+    output_type=[SqlDraft, SqlRefusal],
+    deps_type=SqlDeps,
+    instructions=INSTRUCTIONS,
+    name="sql",
+    defer_model_check=True,
+    retries={"output": OUTPUT_RETRIES},
+)
+
+
+@sql_agent.output_validator
+def _validate(ctx: RunContext[SqlDeps], output: SqlOutput) -> SqlOutput:
+    return raise_for_errors(sql_errors(output, ctx.deps), output)
+
+
+def prompt(deps: SqlDeps) -> str:
+    """The user message of the SQL agent: step, question, constraints, schema, feedback."""
+    parts = [
+        f"Question: {deps.question}",
+        f"Step (JSON): {deps.step.model_dump_json(exclude_none=True)}",
+        f"Execution constraints (JSON): {deps.constraints.model_dump_json()}",
+        f"Spatial policy: {deps.policy}",
+        f"Schema (relevant tables only):\n{deps.schema_text}",
+    ]
+    if deps.required_fields:
+        parts.append("Required fields (missing in the last export): "
+                     + ", ".join(deps.required_fields))
+    for number, attempt in enumerate(deps.previous_attempts, start=1):
+        parts.append(f"Earlier attempt {number} failed.\nSQL:\n{attempt.sql}\n"
+                     f"Error: {attempt.error}")
+    return "\n\n".join(parts)

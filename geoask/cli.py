@@ -37,6 +37,9 @@ def _register() -> None:
     from geoask.bench.cli import app as bench_app
 
     app.add_typer(bench_app, name="bench")
+    from geoask.ask_cli import app as ask_app
+
+    app.add_typer(ask_app, name="ask")
 
 
 _register()

@@ -142,10 +142,6 @@ class BenchmarkCaseError(GeoaskError):
     """A benchmark case file is missing, malformed or violates benchmark/case.schema.json."""
 
 
-class QuestionFlowError(GeoaskError):
-    """The question flow could not run (not: it ran and gave an honest failure answer)."""
-
-
 class ModelCallError(GeoaskError):
     """A language-model call of an agent failed; the message names the agent and what to do.
 

@@ -2,8 +2,8 @@
 
 Use ``@task(**TRANSIENT_RETRIES)``: up to three retries after 2, 5 and 15 s, and only when the
 task raised a dropped/refused database connection (``psycopg.OperationalError`` other than a
-statement timeout). Model-service errors (429, 5xx, timeouts) join this list when the agents
-arrive. Everything else fails at once and goes back to the caller or the state manager.
+statement timeout) or a transient model-service error (429, 5xx, timeouts, dropped
+connections). Everything else fails at once and goes back to the caller or the state manager.
 """
 
 from __future__ import annotations
@@ -14,10 +14,25 @@ import psycopg
 
 
 def is_transient(error: BaseException) -> bool:
-    """True for errors worth retrying unchanged: lost or refused database connections."""
+    """True for errors worth retrying unchanged.
+
+    Lost or refused database connections, and model-service failures: HTTP 408/409/429/5xx,
+    timeouts and dropped connections (``geoask.llm.is_transient_model_error``, which also
+    reads the ``transient`` flag of a ``ModelCallError``).
+    """
     if isinstance(error, psycopg.errors.QueryCanceled):  # statement timeout: not transient
         return False
-    return isinstance(error, psycopg.OperationalError)
+    if isinstance(error, psycopg.OperationalError):
+        return True
+    return _is_transient_model_error(error)
+
+
+def _is_transient_model_error(error: BaseException) -> bool:
+    try:
+        from geoask.llm import is_transient_model_error
+    except ImportError:  # the model layer is optional for database-only commands
+        return False
+    return is_transient_model_error(error)
 
 
 def retry_on_transient(task: Any, task_run: Any, state: Any) -> bool:

@@ -27,7 +27,10 @@ class Settings(BaseSettings):
 
     home: Path = Field(
         default_factory=_default_home,
-        description="Project-local state folder: embedded cluster, artifacts, indexes.",
+        description=(
+            "Project-local state folder (default: .geoask in the working directory): embedded "
+            "cluster, sandbox runtime, artifacts, indexes."
+        ),
     )
     database_url: str | None = Field(
         default=None,
@@ -394,3 +397,26 @@ def service_home_for(home: Path) -> Path:
 def get_settings() -> Settings:
     """Return the process-wide settings (read once from the environment)."""
     return Settings()
+
+
+def settings_table() -> str:
+    """The Markdown table of every setting (variable, default, meaning) that README.md embeds.
+
+    Regenerate with ``python -m geoask.settings``; a test keeps README.md in step with it.
+    """
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        if field.default_factory is not None:
+            default = "see meaning"
+        elif isinstance(field.default, Path):
+            default = f"`{field.default.relative_to(Path(__file__).parents[1])}`" if (
+                field.default.is_relative_to(Path(__file__).parents[1])) else f"`{field.default}`"
+        else:
+            default = "unset" if field.default is None else f"`{field.default}`"
+        meaning = (field.description or "").replace("|", "\\|").replace("\n", " ")
+        rows.append(f"| `GEOASK_{name.upper()}` | {default} | {meaning} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(settings_table())

@@ -1,10 +1,11 @@
 """The embedded PostgreSQL 15 + PostGIS cluster (the default database of geoask).
 
 The cluster lives under ``<GEOASK_HOME>/postgres`` (``pgdata/`` data directory, ``run/`` socket
-folder, ``server.log``, ``credentials.json``) — or under ``/var/lib/geoask/<hash>/postgres``
-when the PostgreSQL user cannot reach GEOASK_HOME (see ``Settings.service_home``) — listens on 127.0.0.1 only at
-``GEOASK_DB_PORT`` and is run by an unprivileged OS user (PostgreSQL refuses to run as root:
-when geoask runs as root it creates and uses the system user ``GEOASK_DB_OS_USER``).
+folder, ``server.log``, ``credentials.json``), or under ``/var/lib/geoask/<hash>/postgres`` when
+the PostgreSQL user cannot reach GEOASK_HOME (see ``Settings.service_home``). It listens on
+127.0.0.1 only at ``GEOASK_DB_PORT`` and is run by an unprivileged OS user (PostgreSQL refuses
+to run as root: when geoask runs as root it creates and uses the system user
+``GEOASK_DB_OS_USER``).
 
 Roles: ``postgres`` (bootstrap superuser, Unix-socket access only), ``geoask_owner`` (owns the
 data schema and loads data) and ``geoask_reader`` (SELECT only, read-only transactions, 30 s

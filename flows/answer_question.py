@@ -1,0 +1,304 @@
+"""The question flow: intent, schema, plan, SQL/Python steps, review, answer; bounded recovery.
+
+Run it with ``geoask ask "QUESTION"`` or ``answer_question("QUESTION")``. The flow only wires
+the tasks of ``tasks/question.py`` and drives the execution-state manager
+(``geoask/state.py``): after every step or review it asks a pure ``decide_*`` function for the
+next transition (continue, revise, repair, replan, terminate) and applies it.
+
+It returns a :class:`QuestionResult`: the answer (or an honest failure/rejection message), a
+short evidence trail, the transitions taken and the artifact folder, where
+``execution_log.json``, ``answer.json`` and ``summary.md`` are written.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import psycopg
+from prefect import flow
+from pydantic import BaseModel, Field
+
+from agents.answer import AnswerRefusal, FinalAnswer
+from agents.intent import Intent, IntentRejection
+from agents.planner import Plan, PlanRefusal, StepKind
+from geoask.errors import DatabaseError, GeoaskError
+from geoask.retry import is_transient
+from geoask.run_artifacts import publish_markdown
+from geoask.settings import Settings, get_settings
+from geoask.state import (
+    ANSWER,
+    Decision,
+    ExecutionState,
+    Transition,
+    apply_decision,
+    decide_after_failure,
+    decide_after_plan_problem,
+    decide_after_review,
+    decide_after_success,
+    failure_report,
+    next_pending_step,
+    plan_rejected,
+    recovery_count,
+    route,
+    start,
+    state_summary,
+    step_failed,
+    step_started,
+    step_succeeded,
+    with_plan,
+)
+from geoask.variants import parse_variant, plan_violations, single_sql_plan, with_python_step
+from tasks.agent_calls import ModelProvider
+from tasks.question import (
+    StepResult,
+    build_evidence,
+    classify_intent,
+    make_plan,
+    retrieve_schema,
+    review_evidence,
+    run_python_step,
+    run_sql_step,
+    write_answer,
+)
+from tasks.services import QuestionServices, open_services
+
+Outcome = Literal["answered", "rejected", "failed"]
+
+
+class QuestionResult(BaseModel):
+    """What a question run returns.
+
+    Attributes:
+        status: ``answered``, ``rejected`` (out of scope) or ``failed`` (a bound was exhausted
+            or no acceptable answer could be made; ``message`` says what was tried).
+        answer: the final answer when answered.
+        message: the answer's summary, the rejection reply or the failure report.
+        evidence: a short evidence trail (one line per step and decision).
+        transitions: the transitions taken, in order.
+        route: ``sql_only`` or ``sql_then_python``.
+        run_id: the run's id.
+        artifact_folder: fsspec URL of the run's artifact folder.
+        flow_run_id: the Prefect flow run (its artifacts are in the UI), when known.
+
+    """
+
+    status: Outcome
+    answer: FinalAnswer | None = None
+    message: str
+    evidence: list[str] = Field(default_factory=list)
+    transitions: list[str] = Field(default_factory=list)
+    route: str = "sql_only"
+    run_id: str
+    artifact_folder: str
+    flow_run_id: str | None = None
+
+
+@flow(name="answer-question", validate_parameters=False)
+def answer_question(
+    question: str,
+    variant: str | None = None,
+    model: str | None = None,
+    services: Any = None,
+) -> QuestionResult:
+    """Answer ``question`` about the database; see the module docstring.
+
+    Args:
+        question: the natural-language question.
+        variant: FULL, POSTGIS, NO_STCA, NO_PLANNER or BASE (default ``GEOASK_VARIANT``).
+        model: a model string overriding ``GEOASK_MODEL`` for every agent.
+        services: injected :class:`QuestionServices` (tests, benchmarks); built from settings
+            when None. Typed ``Any`` here because Prefect builds a parameter schema from the
+            signature and the services hold Protocol-typed objects.
+
+    Raises:
+        GeoaskError: the run could not start or a stage failed for good (no model configured,
+            database unreachable, model endpoint down after retries...).
+
+    """
+    run: QuestionServices = services or _production_services(get_settings(), variant, model)
+    run.recorder.log.question = question
+    try:
+        result = _answer(run, question)
+    except Exception as error:
+        run.recorder.log.outcome = "error"
+        _save_log(run)
+        translated = user_error(error)
+        if translated is None:
+            raise
+        raise translated from None
+    return result
+
+
+def user_error(error: Exception) -> GeoaskError | None:
+    """The user-facing error for a failure that ended the run (None: a bug, re-raised as is).
+
+    A transient model or database failure that outlived Prefect's retries becomes a
+    ``ModelCallError``/``DatabaseError`` saying what to do.
+    """
+    if isinstance(error, GeoaskError):
+        return error
+    if isinstance(error, psycopg.OperationalError):
+        return DatabaseError(f"the database connection failed after retries ({error}); check "
+                             "that it is running (`geoask db status`) or GEOASK_DATABASE_URL")
+    if is_transient(error):
+        from geoask.llm import model_call_error
+
+        translated: GeoaskError = model_call_error(error, "model")
+        return translated
+    return None
+
+
+def _answer(run: QuestionServices, question: str) -> QuestionResult:
+    intent = classify_intent(run, question)
+    if isinstance(intent, IntentRejection):
+        return _finish(run, start(question, run.variant.value, run.limits), "rejected",
+                       None, intent.message, [f"rejected as {intent.rejection_type.value}"])
+    subset = retrieve_schema(run, question, intent)
+    state = start(question, run.variant.value, run.limits)
+    while state.terminated is None:
+        if state.plan is None:
+            state = _plan(run, state, intent, subset.prompt_text)
+            continue
+        step_id = next_pending_step(state)
+        if step_id is None:
+            evidence = build_evidence(run, state)
+            review = review_evidence(run, state, evidence, state_summary(state))
+            decision = decide_after_review(state, review)
+            state = apply_decision(state, decision)
+            if decision.target == ANSWER:
+                return _answer_from(run, state, evidence)
+            continue
+        state = step_started(state, step_id)
+        result = _run_step(run, state, step_id, intent)
+        state = _after_step(run, state, step_id, result)
+    return _finish(run, state, "failed", None, failure_report(state), _trail(state))
+
+
+def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
+          schema_text: str) -> ExecutionState:
+    if run.config.use_planner:
+        output = make_plan(run, state.question, intent, schema_text, state.plan_failures)
+    else:
+        output = single_sql_plan(state.question, intent)
+    problem = (f"the planner refused: {output.reason}" if isinstance(output, PlanRefusal)
+               else "; ".join(plan_violations(output, run.variant)))
+    if problem:
+        state = plan_rejected(state, problem)
+        return apply_decision(state, decide_after_plan_problem(state, problem))
+    assert isinstance(output, Plan)
+    return with_plan(state, output)
+
+
+def _run_step(run: QuestionServices, state: ExecutionState, step_id: str,
+              intent: Intent) -> StepResult:
+    if state.steps[step_id].kind is StepKind.SQL:
+        return run_sql_step(run, step_id, state, intent)
+    return run_python_step(run, step_id, state, intent)
+
+
+def _after_step(run: QuestionServices, state: ExecutionState, step_id: str,
+                result: StepResult) -> ExecutionState:
+    decision: Decision
+    if result.ok:
+        state = step_succeeded(state, step_id, result.artifacts, result.summary)
+        if result.needs_python and run.config.python_steps == "on_request":
+            assert state.plan is not None
+            state = _extend(state, with_python_step(state.plan, state.question))
+        decision = decide_after_success(state)
+    else:
+        assert result.failure is not None
+        state = step_failed(state, step_id, result.failure)
+        decision = decide_after_failure(state, step_id, result.failure)
+    return apply_decision(state, decision)
+
+
+def _extend(state: ExecutionState, plan: Plan) -> ExecutionState:
+    extended = with_plan(state, plan)
+    steps = {**extended.steps, **state.steps}
+    return extended.model_copy(update={"steps": steps, "plan_number": state.plan_number})
+
+
+def _answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> QuestionResult:
+    output = write_answer(run, state, evidence)
+    if isinstance(output, AnswerRefusal):
+        state = apply_decision(state, Decision(transition=Transition.TERMINATE,
+                                               reason=f"no answer could be written: "
+                                                      f"{output.reason}"))
+        return _finish(run, state, "failed", None, failure_report(state), _trail(state))
+    return _finish(run, state, "answered", output, output.summary, _trail(state))
+
+
+def _finish(run: QuestionServices, state: ExecutionState, status: Outcome,
+            answer: FinalAnswer | None, message: str, trail: list[str]) -> QuestionResult:
+    log = run.recorder.log
+    log.transitions = [t.value for t in state.transitions]
+    log.guardrail_retries = recovery_count(state)
+    log.route = route(state)
+    log.outcome = status
+    log.final_answer = (answer.model_dump(mode="json") if answer
+                        else {"status": status, "message": message})
+    result = QuestionResult(
+        status=status, answer=answer, message=message, evidence=trail,
+        transitions=log.transitions, route=log.route, run_id=run.run_id,
+        artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
+    )
+    run.store.write_json("answer.json", result.model_dump(mode="json"))
+    summary = run_summary_markdown(result, state)
+    run.store.write_text("summary.md", summary)
+    publish_markdown("run-summary", summary, f"geoask run {run.run_id}")
+    _save_log(run)
+    return result
+
+
+def _flow_run_id() -> str | None:
+    from prefect.runtime import flow_run
+
+    run_id = flow_run.id
+    return str(run_id) if run_id else None
+
+
+def _save_log(run: QuestionServices) -> None:
+    run.store.write_json("execution_log.json", run.recorder.log.to_json_dict())
+
+
+def _trail(state: ExecutionState) -> list[str]:
+    lines = [f"{step.id}: {step.summary or step.status.value}" for step in state.steps.values()]
+    lines.extend(f"tried: {line}" for line in state.tried)
+    lines.extend(f"{d.transition.value}{' ' + d.target if d.target else ''}: {d.reason}"
+                 for d in state.decisions if d.transition is not Transition.CONTINUE)
+    return lines
+
+
+def run_summary_markdown(result: QuestionResult, state: ExecutionState) -> str:
+    """The markdown run summary (Prefect artifact ``run-summary`` and ``summary.md``)."""
+    answer: Any = result.answer.model_dump(mode="json") if result.answer else None
+    lines = [
+        f"# {state.question}", "",
+        f"**{result.status}** ({state.variant}, route {result.route}): {result.message}", "",
+        f"transitions: {' → '.join(result.transitions) or 'none'}", "",
+        "## Steps", "",
+        *(f"- {line}" for line in result.evidence), "",
+        f"artifacts: `{result.artifact_folder}`",
+    ]
+    if answer is not None:
+        import json
+
+        lines += ["", "## Answer", "", "```json", json.dumps(answer, indent=2), "```"]
+    return "\n".join(lines)
+
+
+def _production_services(settings: Settings, variant: str | None,
+                         model: str | None) -> QuestionServices:
+    from geoask.llm import model_for
+
+    if model:
+        settings = settings.model_copy(update={"model": model})
+    chosen = parse_variant(variant or settings.variant)
+
+    def models(role: str) -> Any:
+        return model_for(role, settings)
+
+    provider: ModelProvider = models
+    for role in ("intent", "planner", "sql", "compute", "reviewer", "answer"):
+        provider(role)  # fail before any work when a model is not configured
+    return open_services(settings, chosen, provider)

@@ -1,0 +1,91 @@
+"""``geoask ask "QUESTION" [--model M] [--variant V] [--json]``: answer a question about the data.
+
+Prints the answer, a short evidence trail and the artifact folder (or, with ``--json``, the
+whole result as JSON). Exit codes:
+
+- 0: answered;
+- 1: geoask could not run (configuration, database, model endpoint; the message says what to do);
+- 3: the question was rejected as out of scope (chit-chat, unsafe, not answerable from the data);
+- 4: no answer: a recovery bound was exhausted; the message says what was tried.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+EXIT_ANSWERED = 0
+EXIT_REJECTED = 3
+EXIT_FAILED = 4
+
+app = typer.Typer(
+    help="Answer a natural-language question about the database (exit 0 answered, 1 error, "
+    "3 rejected, 4 no answer).",
+    # One command with options after the question: a group that takes interspersed options.
+    context_settings={"allow_interspersed_args": True},
+)
+
+
+@app.callback(invoke_without_command=True)
+def ask(
+    question: str = typer.Argument(..., help="The question, in quotes."),
+    model: str | None = typer.Option(
+        None, "--model", "-m", envvar="GEOASK_MODEL",
+        help="Model of every agent: a pydantic-ai model string (openai:gpt-4o, "
+        "anthropic:..., deepseek:...) or openai-compatible:<name> with GEOASK_OPENAI_BASE_URL.",
+    ),
+    variant: str | None = typer.Option(
+        None, "--variant", "-v", envvar="GEOASK_VARIANT",
+        help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER or BASE.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
+) -> None:
+    """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
+    from flows.answer_question import answer_question
+    from geoask.variants import parse_variant
+
+    if variant:
+        parse_variant(variant)  # clear errors before Prefect starts
+    check_models_configured(model)
+    result = answer_question(question, variant=variant, model=model)
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(format_result(result))
+    sys.exit({"answered": EXIT_ANSWERED, "rejected": EXIT_REJECTED}.get(result.status,
+                                                                         EXIT_FAILED))
+
+
+def check_models_configured(model: str | None) -> None:
+    """Fail fast, naming what to set, when an agent has no model configured.
+
+    Raises:
+        ConfigurationError: no model for some agent (the message says how to configure one).
+
+    """
+    from geoask.llm import ROLES, model_name_for
+    from geoask.settings import get_settings
+
+    settings = get_settings()
+    if model:
+        settings = settings.model_copy(update={"model": model})
+    for role in ROLES:
+        model_name_for(role, settings)
+
+
+def format_result(result: object) -> str:
+    """The human-readable report: answer (or message), evidence trail, artifact folder."""
+    from flows.answer_question import QuestionResult
+
+    assert isinstance(result, QuestionResult)
+    lines = [result.message]
+    if result.answer is not None:
+        lines += ["", f"answer ({result.answer.answer_type.value}):",
+                  json.dumps(result.answer.data_payload, indent=2, ensure_ascii=False)]
+    if result.evidence:
+        lines += ["", "evidence:", *(f"  {line}" for line in result.evidence)]
+    lines += ["", f"route: {result.route}; transitions: {' -> '.join(result.transitions)}",
+              f"artifacts: {result.artifact_folder}"]
+    return "\n".join(lines)

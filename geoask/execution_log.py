@@ -1,0 +1,130 @@
+"""The execution log of one question, saved as ``execution_log.json`` with the run's artifacts.
+
+It records stage timings (wall time and the part spent in model calls, ms), every model call
+(role, prompt and completion tokens, requests, status), a tool trace (guard, executor, export,
+sandbox, retriever: one entry per use with its status), the failed-call count, the
+guardrail-retry count (revise/repair/replan transitions), the transitions, the route (SQL only,
+or SQL then Python) and the final answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class StageTiming(BaseModel):
+    """One stage run (``intent``, ``schema``, ``plan``, ``sql-1``, ``python-1``, ...).
+
+    ``duration_ms`` is wall time; ``model_ms`` the part spent inside model calls, so
+    ``duration_ms - model_ms`` is geoask's own overhead.
+    """
+
+    stage: str
+    started_at: str
+    duration_ms: float
+    model_ms: float = 0.0
+    status: str = "ok"
+
+    @property
+    def overhead_ms(self) -> float:
+        """Wall time not spent in model calls (ms)."""
+        return max(0.0, self.duration_ms - self.model_ms)
+
+
+class ModelCall(BaseModel):
+    """One agent run: tokens from the backend's usage (or the local tokenizer where none)."""
+
+    role: str
+    stage: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+    locally_counted: bool = False
+    duration_ms: float
+    status: str = Field(description="'ok' or 'error'.")
+    error: str | None = None
+
+
+class ToolTraceEntry(BaseModel):
+    """One use of a tool (``guard``, ``executor``, ``export``, ``sandbox``, ``retriever``...)."""
+
+    stage: str
+    tool: str
+    status: str = Field(description="'ok', 'rejected' or 'error'.")
+    detail: str = ""
+    duration_ms: float = 0.0
+
+
+class ExecutionLog(BaseModel):
+    """Everything measured about one question run."""
+
+    run_id: str
+    question: str
+    variant: str
+    started_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+    stages: list[StageTiming] = Field(default_factory=list)
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    tool_trace: list[ToolTraceEntry] = Field(default_factory=list)
+    transitions: list[str] = Field(default_factory=list)
+    guardrail_retries: int = Field(default=0, description="revise + repair + replan transitions.")
+    route: str = "sql_only"
+    outcome: str = "running"
+    final_answer: dict[str, Any] | None = None
+    artifact_folder: str = ""
+
+    @property
+    def failed_calls(self) -> int:
+        """Model calls and tool uses that did not succeed."""
+        return (sum(call.status != "ok" for call in self.model_calls)
+                + sum(entry.status != "ok" for entry in self.tool_trace))
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The log as JSON-ready data, with ``failed_calls`` included."""
+        data = self.model_dump(mode="json")
+        data["failed_calls"] = self.failed_calls
+        return data
+
+
+class ExecutionRecorder:
+    """Collects an :class:`ExecutionLog` while the flow runs (one per question, in-process)."""
+
+    def __init__(self, run_id: str, question: str, variant: str) -> None:
+        self.log = ExecutionLog(run_id=run_id, question=question, variant=variant)
+        self._stage_model_ms: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the stage ``name``; model time recorded inside it is subtracted as model_ms."""
+        started = datetime.now(UTC).isoformat()
+        begin = time.perf_counter()
+        self._stage_model_ms[name] = 0.0
+        status = "ok"
+        try:
+            yield
+        except BaseException:
+            status = "error"
+            raise
+        finally:
+            self.log.stages.append(StageTiming(
+                stage=name, started_at=started,
+                duration_ms=(time.perf_counter() - begin) * 1000,
+                model_ms=self._stage_model_ms.pop(name, 0.0), status=status,
+            ))
+
+    def model_call(self, call: ModelCall) -> None:
+        """Record an agent run and add its time to its stage's model time."""
+        self.log.model_calls.append(call)
+        if call.stage in self._stage_model_ms:
+            self._stage_model_ms[call.stage] += call.duration_ms
+
+    def tool(self, stage: str, tool: str, status: str, detail: str = "",
+             duration_ms: float = 0.0) -> None:
+        """Record one tool use."""
+        self.log.tool_trace.append(ToolTraceEntry(
+            stage=stage, tool=tool, status=status, detail=detail[:500], duration_ms=duration_ms))

@@ -1,0 +1,320 @@
+"""Model backends of the agents: one factory, per-role overrides, transient-only retries.
+
+``model_for(role, settings)`` turns the settings into a pydantic-ai ``Model`` for one agent:
+
+- ``GEOASK_MODEL_<ROLE>`` if set, else ``GEOASK_MODEL``;
+- a pydantic-ai model string (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``,
+  ``deepseek:deepseek-chat``: the provider's own key variable applies, e.g. ``ANTHROPIC_API_KEY``);
+- ``openai-compatible:<model name>``: any OpenAI-compatible chat-completions endpoint at
+  ``GEOASK_OPENAI_BASE_URL`` with ``GEOASK_OPENAI_API_KEY`` (DashScope/Qwen, vLLM, Ollama,
+  llama.cpp server);
+- ``reference``: the offline replay model, which the caller injects (``reference_model=``).
+
+Every model gets the same request settings: temperature (default 0), a per-attempt timeout, a
+deadline for the whole call and an HTTP retry bound. Retries are done by the provider SDK and
+only for transient failures (408, 409, 429, 5xx, dropped connections) with exponential backoff
+(0.5 s doubling to 8 s, a server's ``Retry-After`` honoured); everything else fails at once.
+
+:func:`model_call_error` turns pydantic-ai's exceptions into a :class:`ModelCallError` a user
+can read; :func:`token_usage` gives prompt/completion tokens of a run, counted with the shipped
+local tokenizer where a backend reports none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic_ai import exceptions as ai_errors
+from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings, merge_model_settings
+
+from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
+from geoask.settings import Settings
+
+ROLES: Final = ("intent", "planner", "sql", "compute", "reviewer", "answer")
+OPENAI_COMPATIBLE_PREFIX: Final = "openai-compatible:"
+REFERENCE_MODEL: Final = "reference"
+# Name recorded as provider_name of responses from GEOASK_OPENAI_BASE_URL.
+OPENAI_COMPATIBLE_PROVIDER_NAME: Final = "geoask-openai-compatible"
+
+_HOW_TO_CONFIGURE = (
+    "set GEOASK_MODEL to a pydantic-ai model string (e.g. openai:gpt-4o with OPENAI_API_KEY, "
+    "anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, deepseek:deepseek-chat with "
+    "DEEPSEEK_API_KEY), or to openai-compatible:<model name> together with "
+    "GEOASK_OPENAI_BASE_URL (and GEOASK_OPENAI_API_KEY if the server needs one) for "
+    "DashScope/Qwen, vLLM, Ollama or a llama.cpp server; GEOASK_MODEL_<ROLE> overrides one agent"
+)
+
+
+def model_name_for(role: str, settings: Settings) -> str:
+    """The model string configured for ``role``: ``GEOASK_MODEL_<ROLE>``, else ``GEOASK_MODEL``.
+
+    Raises:
+        ConfigurationError: ``role`` is not one of :data:`ROLES`, or no model is configured
+            (the message says how to configure one).
+
+    """
+    if role not in ROLES:
+        raise ConfigurationError(f"unknown agent role {role!r}; expected one of {', '.join(ROLES)}")
+    name = getattr(settings, f"model_{role}") or settings.model
+    if not name or not name.strip():
+        raise ConfigurationError(f"no language model is configured for the {role} agent: "
+                                 f"{_HOW_TO_CONFIGURE}.")
+    return str(name).strip()
+
+
+def model_settings_for(settings: Settings) -> ModelSettings:
+    """Request settings shared by every agent call (temperature, timeouts in s, HTTP retries)."""
+    return ModelSettings(
+        temperature=settings.model_temperature,
+        timeout=settings.model_timeout_s,
+        request_timeout=settings.model_request_timeout_s,
+        max_retries=settings.model_max_retries,
+    )
+
+
+def model_for(role: str, settings: Settings, *, reference_model: Model | None = None) -> Model:
+    """Build the pydantic-ai ``Model`` of agent ``role`` from ``settings``.
+
+    Args:
+        role: one of :data:`ROLES`.
+        settings: the geoask settings (model names, endpoint, request settings).
+        reference_model: the offline replay model, used when the configured name is
+            ``reference``; it is returned as given (its own settings apply).
+
+    Raises:
+        ConfigurationError: no model configured, an unknown or unusable model string, a
+            missing endpoint, key or provider package (the message names what to set).
+
+    """
+    name = model_name_for(role, settings)
+    if name == REFERENCE_MODEL:
+        if reference_model is None:
+            raise ConfigurationError(
+                f"GEOASK_MODEL{'_' + role.upper() if getattr(settings, f'model_{role}') else ''}"
+                "=reference names the offline replay model, but none was supplied to this run; "
+                "choose another model or run through a command that provides the reference model"
+            )
+        return reference_model
+    request_settings = model_settings_for(settings)
+    if name.startswith(OPENAI_COMPATIBLE_PREFIX):
+        return _openai_compatible_model(name.removeprefix(OPENAI_COMPATIBLE_PREFIX), settings,
+                                        request_settings)
+    if name.startswith("openai:"):
+        return _openai_model(name.removeprefix("openai:"), settings, request_settings)
+    return _inferred_model(name, request_settings)
+
+
+def _openai_compatible_model(
+    model_name: str, settings: Settings, request_settings: ModelSettings
+) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
+
+    if not model_name:
+        raise ConfigurationError(
+            "openai-compatible: needs a model name after the colon, e.g. "
+            "openai-compatible:qwen-plus or openai-compatible:llama3.1:8b")
+    if not settings.openai_base_url:
+        raise ConfigurationError(
+            f"model openai-compatible:{model_name} needs GEOASK_OPENAI_BASE_URL, the server's "
+            "OpenAI-compatible base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)")
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    provider = OpenAICompatibleProvider(
+        OPENAI_COMPATIBLE_PROVIDER_NAME, base_url=settings.openai_base_url, api_key=key)
+    return OpenAIChatModel(model_name, provider=provider, settings=request_settings)
+
+
+def _openai_model(model_name: str, settings: Settings, request_settings: ModelSettings) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    try:
+        provider = OpenAIProvider(api_key=key)
+    except ai_errors.UserError as error:
+        raise ConfigurationError(
+            f"model openai:{model_name} needs an API key: set OPENAI_API_KEY or "
+            f"GEOASK_OPENAI_API_KEY ({error})") from None
+    return OpenAIChatModel(model_name, provider=provider, settings=request_settings)
+
+
+def _inferred_model(name: str, request_settings: ModelSettings) -> Model:
+    from pydantic_ai.models import infer_model
+
+    try:
+        model = infer_model(name)
+    except ImportError as error:
+        provider = name.split(":", 1)[0]
+        raise ConfigurationError(
+            f"model {name!r} needs the {provider} client library, which is not installed: "
+            f"pip install 'pydantic-ai-slim[{provider}]' ({error})") from None
+    except ai_errors.UserError as error:
+        raise ConfigurationError(f"model {name!r} cannot be used: {error}; {_HOW_TO_CONFIGURE}"
+                                 ) from None
+    # infer_model() takes no settings, so they are set as the model's defaults here (the same
+    # attribute Model.__init__(settings=...) fills); per-run settings still override them.
+    model._settings = merge_model_settings(model.settings, request_settings)
+    return model
+
+
+# --- errors -------------------------------------------------------------------------------
+
+_TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    ai_errors.ModelRateLimitError,
+    ai_errors.ModelUnavailableError,
+    ai_errors.ModelServerError,
+    ai_errors.ModelConnectionError,
+    ai_errors.ModelRequestTimeout,
+)
+
+
+def is_transient_model_error(error: BaseException) -> bool:
+    """True for model failures worth retrying later: 408/429/5xx, timeouts, dropped connections.
+
+    Quota exhaustion, authentication, unknown models, refused requests and malformed output are
+    not transient. Also accepts a :class:`ModelCallError` (its ``transient`` flag).
+    """
+    if isinstance(error, ModelCallError):
+        return error.transient
+    if isinstance(error, ai_errors.ModelQuotaExceededError):
+        return False
+    if isinstance(error, _TRANSIENT_ERRORS):
+        return True
+    if isinstance(error, ai_errors.ModelHTTPError):
+        return error.status_code in (408, 409, 429) or error.status_code >= 500
+    return False
+
+
+def model_call_error(error: BaseException, role: str) -> ModelCallError:
+    """Translate an exception raised by an agent run into a user-readable :class:`ModelCallError`.
+
+    Returns an :class:`AgentOutputError` when the output retry budget ran out, a transient
+    :class:`ModelCallError` for 429/5xx/timeouts/connection failures (after the SDK's own
+    retries), and a non-transient one otherwise (authentication, unknown model, malformed
+    response). A :class:`ModelCallError` is returned unchanged.
+    """
+    if isinstance(error, ModelCallError):
+        return error
+    detail = _first_line(str(error))
+    if (isinstance(error, ai_errors.UnexpectedModelBehavior)
+            and detail.lower().startswith("exceeded maximum")):
+        return AgentOutputError(
+            role, f"the model's output broke the agent's rules on every attempt ({detail}); "
+            "try a stronger model or rephrase the question")
+    status = error.status_code if isinstance(error, ai_errors.ModelHTTPError) else None
+    if isinstance(error, ai_errors.ModelAuthenticationError) or status in (401, 403):
+        return ModelCallError(role, f"the model endpoint refused the API key ({detail}); check "
+                              "the provider's key variable or GEOASK_OPENAI_API_KEY")
+    if isinstance(error, ai_errors.ModelNotFoundError) or status == 404:
+        return ModelCallError(role, f"the endpoint does not know this model ({detail}); check "
+                              "GEOASK_MODEL / GEOASK_MODEL_<ROLE>")
+    if is_transient_model_error(error):
+        return ModelCallError(role, f"the model endpoint is unavailable after retries ({detail}); "
+                              "try again later or raise GEOASK_MODEL_MAX_RETRIES",
+                              transient=True)
+    if isinstance(error, ai_errors.UnexpectedModelBehavior | ai_errors.ModelAPIError):
+        return ModelCallError(role, f"the model endpoint sent a response geoask cannot use "
+                              f"({detail}); check that GEOASK_OPENAI_BASE_URL points at a "
+                              "chat-completions API that supports tool calls")
+    return ModelCallError(role, f"the model call failed: {type(error).__name__}: {detail}")
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "no detail"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# --- token accounting ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens of one agent run.
+
+    Attributes:
+        prompt_tokens: input tokens over all model requests of the run (each request re-sends
+            the conversation so far).
+        completion_tokens: output tokens over all responses.
+        requests: model requests made (output retries included).
+        locally_counted: True if some figure was counted with the local tokenizer because the
+            backend reported no usage for that request.
+
+    """
+
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+    locally_counted: bool
+
+
+def token_usage(
+    messages: Sequence[ModelMessage], count_tokens: Callable[[str], int] | None = None
+) -> TokenUsage:
+    """Prompt and completion tokens of a run from its messages (``result.all_messages()``).
+
+    A response's reported usage is used when it has any; otherwise the prompt (instructions and
+    every message before the response) and the completion (text, tool-call arguments) are
+    counted with ``count_tokens`` - by default the shipped WordPiece tokenizer of
+    ``geoask.embeddings``, a local approximation (no tiktoken, nothing downloaded).
+    """
+    counter = count_tokens or _shipped_count
+    prompt_total = completion_total = requests = 0
+    locally = False
+    conversation: list[str] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            if message.instructions:
+                conversation.append(message.instructions)
+            conversation.extend(_part_text(part) for part in message.parts)
+            continue
+        requests += 1
+        usage = message.usage
+        response_text = "\n".join(_part_text(part) for part in message.parts)
+        if usage.input_tokens or usage.output_tokens:
+            prompt_total += usage.input_tokens
+            completion_total += usage.output_tokens
+        else:
+            locally = True
+            prompt_total += counter("\n".join(conversation))
+            completion_total += counter(response_text)
+        conversation.append(response_text)
+    return TokenUsage(prompt_total, completion_total, requests, locally)
+
+
+def _part_text(part: Any) -> str:
+    """The text a message part contributes to a prompt (content or tool-call arguments)."""
+    if hasattr(part, "args"):
+        args = part.args
+        return f"{part.tool_name} {args if isinstance(args, str) else json.dumps(args)}"
+    content = getattr(part, "content", "")
+    if isinstance(content, str):
+        return content
+    try:
+        return json.dumps(content, default=str)
+    except (TypeError, ValueError):
+        return str(content)
+
+
+def _shipped_count(text: str) -> int:
+    from geoask.embeddings.static import shipped_embedder
+
+    return shipped_embedder().count_tokens(text)
+
+
+__all__ = [
+    "OPENAI_COMPATIBLE_PREFIX",
+    "REFERENCE_MODEL",
+    "ROLES",
+    "TokenUsage",
+    "is_transient_model_error",
+    "model_call_error",
+    "model_for",
+    "model_name_for",
+    "model_settings_for",
+    "token_usage",
+]

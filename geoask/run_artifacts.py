@@ -1,0 +1,173 @@
+"""A question run's artifacts: files through fsspec, and Prefect artifacts with stable keys.
+
+Files go under ``<artifact root>/<run id>/`` (``GEOASK_ARTIFACT_ROOT``, default
+``<home>/artifacts``): ``sql-1/<name>.geojson|json`` and ``.preview.json``,
+``sql-1/attempt-<n>.sql``, ``python-1/script-<n>.py``, ``python-1/stdout.txt``,
+``python-1/result.json``, ``answer.json``, ``summary.md``, ``execution_log.json``.
+
+Prefect artifacts use stable keys so the UI keeps one history per key: ``<step>-sql``,
+``<step>-preview``, ``<step>-script``, ``<step>-output``, ``<step>-file-<n>``, ``run-summary``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from geoask.errors import ArtifactWriteError
+from geoask.sql.export import write_atomic
+
+_KEY_CHARS = re.compile(r"[^a-z0-9-]+")
+logger = logging.getLogger(__name__)
+
+
+class ArtifactStore(Protocol):
+    """Where a run's files go; :class:`RunArtifacts` (any fsspec URL, ``memory://`` in tests)."""
+
+    folder: str
+
+    def url(self, relative: str) -> str:
+        """URL of ``relative`` inside the run folder."""
+        ...
+
+    def write_text(self, relative: str, text: str) -> str:
+        """Write ``text`` (UTF-8) to ``relative``; return its URL."""
+        ...
+
+    def read_text(self, url: str) -> str:
+        """Read a file of this store."""
+        ...
+
+    def local_path(self, url: str) -> Path:
+        """A local file holding ``url`` (the file itself when local, else a downloaded copy)."""
+        ...
+
+
+class RunArtifacts:
+    """:class:`ArtifactStore` over fsspec: one folder per run under ``root_url``.
+
+    Args:
+        root_url: fsspec URL or local path of the artifact root.
+        run_id: the run's id (the folder name).
+
+    """
+
+    def __init__(self, root_url: str, run_id: str) -> None:
+        self.folder = f"{root_url.rstrip('/')}/{run_id}"
+        self._downloads: Path | None = None
+
+    def url(self, relative: str) -> str:
+        """URL of ``relative`` inside the run folder."""
+        return f"{self.folder}/{relative.lstrip('/')}"
+
+    def write_text(self, relative: str, text: str) -> str:
+        """Write ``text`` to ``relative`` atomically; return its URL.
+
+        Raises:
+            ArtifactWriteError: the file could not be written.
+
+        """
+        target = self.url(relative)
+        write_atomic(target, text.encode("utf-8"))
+        return target
+
+    def write_json(self, relative: str, payload: Any) -> str:
+        """Write ``payload`` as JSON to ``relative``; return its URL."""
+        return self.write_text(relative, json.dumps(payload, ensure_ascii=False, indent=2,
+                                                    default=str))
+
+    def read_text(self, url: str) -> str:
+        """Read a file (any fsspec URL) as UTF-8 text.
+
+        Raises:
+            ArtifactWriteError: the file cannot be read.
+
+        """
+        try:
+            with fsspec.open(url, "rt", encoding="utf-8") as handle:
+                return str(handle.read())
+        except OSError as error:
+            raise ArtifactWriteError(f"cannot read artifact {url}: {error}") from None
+
+    def local_path(self, url: str) -> Path:
+        """A local file with the content of ``url`` (for mounting into the sandbox)."""
+        fs, path = fsspec.core.url_to_fs(url)
+        if isinstance(fs, LocalFileSystem):
+            return Path(path)
+        if self._downloads is None:
+            self._downloads = Path(tempfile.mkdtemp(prefix="geoask-inputs-"))
+        local = self._downloads / posixpath.basename(path)
+        fs.get_file(path, str(local))
+        return local
+
+
+def artifact_key(*parts: str) -> str:
+    """A Prefect artifact key (lower-case letters, digits, dashes) from ``parts``.
+
+    >>> artifact_key("sql-1", "Preview")
+    'sql-1-preview'
+    """
+    return _KEY_CHARS.sub("-", "-".join(parts).lower()).strip("-")
+
+
+def publish_markdown(key: str, markdown: str, description: str = "") -> None:
+    """Create a Prefect markdown artifact (no-op with a log line when Prefect is unreachable)."""
+    from prefect.artifacts import create_markdown_artifact
+
+    _publish(create_markdown_artifact, key=key, markdown=markdown, description=description)
+
+
+def publish_table(key: str, rows: list[dict[str, Any]], description: str = "") -> None:
+    """Create a Prefect table artifact of ``rows`` (values shown as text)."""
+    from prefect.artifacts import create_table_artifact
+
+    table = [{str(k): _cell(v) for k, v in row.items()} for row in rows]
+    _publish(create_table_artifact, key=key, table=table, description=description)
+
+
+def publish_link(key: str, link: str, text: str, description: str = "") -> None:
+    """Create a Prefect link artifact to an exported file."""
+    from prefect.artifacts import create_link_artifact
+
+    _publish(create_link_artifact, key=key, link=link, link_text=text, description=description)
+
+
+def code_block(text: str, language: str = "") -> str:
+    """``text`` as a fenced markdown code block."""
+    fence = "````" if "```" in text else "```"
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _publish(create: Any, **kwargs: Any) -> None:
+    # Artifacts are a view for the UI; the files under the run folder are the record. A UI
+    # that is down must not fail the question.
+    try:
+        create(**kwargs)
+    except Exception as error:  # any client failure is only logged
+        logger.warning("could not create Prefect artifact %s: %s", kwargs.get("key"), error)
+
+
+def _cell(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return json.dumps(value, default=str)
+
+
+__all__ = [
+    "ArtifactStore",
+    "ArtifactWriteError",
+    "RunArtifacts",
+    "artifact_key",
+    "code_block",
+    "publish_link",
+    "publish_markdown",
+    "publish_table",
+]

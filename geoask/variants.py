@@ -1,0 +1,189 @@
+"""Pipeline variants (``GEOASK_VARIANT`` / ``geoask ask --variant``) and the plan checks they imply.
+
+=========== ============== ======= ============ ==============================================
+variant     SQL policy     planner Python steps meaning
+=========== ============== ======= ============ ==============================================
+FULL        separated      yes     yes          spatial computation in Python, never in SQL
+POSTGIS     postgis        yes     yes          spatial SQL (ST_*) allowed as well
+NO_STCA     postgis        yes     no           no computation agent: everything in SQL
+NO_PLANNER  separated      no      on request   one SQL step; Python only if the SQL agent asks
+BASE        separated      no      no           plain relational SQL only
+=========== ============== ======= ============ ==============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from agents.intent import Intent, OperationIntent
+from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
+from geoask.answers import AnswerType
+from geoask.errors import ConfigurationError
+from geoask.sql.context import SpatialPolicy
+
+
+class Variant(StrEnum):
+    """The five pipeline variants of issue #6."""
+
+    FULL = "FULL"
+    POSTGIS = "POSTGIS"
+    NO_STCA = "NO_STCA"
+    NO_PLANNER = "NO_PLANNER"
+    BASE = "BASE"
+
+
+@dataclass(frozen=True)
+class VariantConfig:
+    """What a variant switches on or off.
+
+    Attributes:
+        policy: spatial policy of the SQL guard.
+        use_planner: True if the planner agent makes the plan; else a one-SQL-step plan.
+        python_steps: ``"yes"`` (planned Python steps run), ``"no"`` (never) or
+            ``"on_request"`` (added only when the SQL agent sets ``needs_python``).
+
+    """
+
+    policy: SpatialPolicy
+    use_planner: bool
+    python_steps: str
+
+
+VARIANTS: dict[Variant, VariantConfig] = {
+    Variant.FULL: VariantConfig(SpatialPolicy.SEPARATED, True, "yes"),
+    Variant.POSTGIS: VariantConfig(SpatialPolicy.POSTGIS, True, "yes"),
+    Variant.NO_STCA: VariantConfig(SpatialPolicy.POSTGIS, True, "no"),
+    Variant.NO_PLANNER: VariantConfig(SpatialPolicy.SEPARATED, False, "on_request"),
+    Variant.BASE: VariantConfig(SpatialPolicy.SEPARATED, False, "no"),
+}
+
+
+def parse_variant(name: str) -> Variant:
+    """The variant called ``name`` (case-insensitive, ``-`` or ``_``).
+
+    >>> parse_variant("no-planner")
+    <Variant.NO_PLANNER: 'NO_PLANNER'>
+
+    Raises:
+        ConfigurationError: ``name`` is not one of the five variants.
+
+    """
+    key = name.strip().upper().replace("-", "_")
+    try:
+        return Variant(key)
+    except ValueError:
+        choices = ", ".join(v.value for v in Variant)
+        raise ConfigurationError(
+            f"unknown variant {name!r}; use one of {choices} (--variant or GEOASK_VARIANT)"
+        ) from None
+
+
+def plan_violations(plan: Plan, variant: Variant) -> list[str]:
+    """Every way ``plan`` breaks the plan rules or the variant (empty when it is acceptable).
+
+    Rules: step ids are unique; the first step is SQL; a step's kind matches its id prefix;
+    inputs name earlier steps; Python steps only where the variant allows them.
+
+    >>> from agents.planner import ExecutionConstraints
+    >>> c = ExecutionConstraints(computation_needed=False, geometry_needed=False,
+    ...     input_mode="single", spatial_granularity="state",
+    ...     operation_category="attribute_filter_rank")
+    >>> step = PlanStep(id="python-1", kind=StepKind.PYTHON, objective="o", expected_output="e",
+    ...     success_criteria="s")
+    >>> plan_violations(Plan(steps=[step], constraints=c, answer_type=AnswerType.SCALAR,
+    ...     rationale="r"), Variant.FULL)
+    ['the first step must be an SQL step, not python-1']
+    """
+    problems: list[str] = []
+    seen: set[str] = set()
+    if plan.steps and plan.steps[0].kind is not StepKind.SQL:
+        problems.append(f"the first step must be an SQL step, not {plan.steps[0].id}")
+    for step in plan.steps:
+        if step.id in seen:
+            problems.append(f"step id {step.id} is used twice")
+        if not step.id.startswith(step.kind.value + "-"):
+            problems.append(f"step {step.id} has kind {step.kind.value}; ids must match kinds")
+        unknown = [name for name in step.inputs if name not in seen]
+        if unknown:
+            problems.append(f"step {step.id} reads {', '.join(unknown)}, not an earlier step")
+        if step.kind is StepKind.PYTHON and VARIANTS[variant].python_steps == "no":
+            problems.append(
+                f"variant {variant.value} has no Python steps; do {step.id} in SQL instead"
+            )
+        seen.add(step.id)
+    return problems
+
+
+_CATEGORY_BY_OPERATION: dict[OperationIntent, str] = {
+    OperationIntent.AGGREGATE: "grouped_aggregation",
+    OperationIntent.COUNT: "grouped_aggregation",
+    OperationIntent.COMPARE_PERIODS: "temporal_comparison",
+    OperationIntent.COMPARE_BASELINE: "temporal_comparison",
+    OperationIntent.MEASURE: "spatial_geometry",
+    OperationIntent.TOPOLOGY: "spatial_geometry",
+    OperationIntent.STATISTICS: "statistics",
+    OperationIntent.REGRESSION: "statistics",
+    OperationIntent.CLUSTERING: "statistics",
+}
+
+_ANSWER_TYPE_BY_OPERATION: dict[OperationIntent, AnswerType] = {
+    OperationIntent.RANK_TOP_K: AnswerType.RANKED_LIST,
+    OperationIntent.COUNT: AnswerType.SCALAR,
+    OperationIntent.FILTER: AnswerType.ENTITY_LIST,
+    OperationIntent.LOOKUP: AnswerType.RECORDS,
+}
+
+
+def single_sql_plan(question: str, intent: Intent) -> Plan:
+    """The plan of the variants without a planner: one SQL step answering the whole question.
+
+    The answer type is guessed from the operation (ranked list for Top-K, scalar for a count,
+    entity list for a filter, records otherwise).
+    """
+    category = _CATEGORY_BY_OPERATION.get(intent.operation, "attribute_filter_rank")
+    granularity = intent.spatial_granularity or "none"
+    constraints = ExecutionConstraints(
+        computation_needed=False,
+        geometry_needed=False,
+        input_mode="single",
+        spatial_granularity=granularity,
+        operation_category=category,  # type: ignore[arg-type]
+    )
+    step = PlanStep(
+        id="sql-1",
+        kind=StepKind.SQL,
+        objective=f"Answer the whole question in SQL: {question}",
+        expected_output=f"the rows answering the question about {intent.target}",
+        success_criteria="the query runs and returns the rows the question asks for",
+        top_k=intent.top_k,
+    )
+    return Plan(
+        steps=[step],
+        constraints=constraints,
+        answer_type=_ANSWER_TYPE_BY_OPERATION.get(intent.operation, AnswerType.RECORDS),
+        rationale="no planner in this variant: one SQL step",
+    )
+
+
+def with_python_step(plan: Plan, question: str) -> Plan:
+    """``plan`` plus one Python step reading every SQL step (NO_PLANNER, on the SQL agent's ask).
+
+    The constraints are updated to say computation is needed; the plan is returned unchanged
+    if it already has a Python step.
+    """
+    if any(step.kind is StepKind.PYTHON for step in plan.steps):
+        return plan
+    inputs = [step.id for step in plan.steps if step.kind is StepKind.SQL]
+    python = PlanStep(
+        id="python-1",
+        kind=StepKind.PYTHON,
+        objective=f"Compute the answer from the SQL results: {question}",
+        inputs=inputs,
+        expected_output="the values answering the question",
+        success_criteria="the script prints a success protocol object with the answer",
+    )
+    constraints = plan.constraints.model_copy(
+        update={"computation_needed": True, "geometry_needed": True}
+    )
+    return plan.model_copy(update={"steps": [*plan.steps, python], "constraints": constraints})

@@ -1,0 +1,404 @@
+"""The stages of the question flow, one small Prefect task each.
+
+Task names are stable for the UI: ``intent``, ``schema``, ``plan``, ``sql`` (runs named by step
+id: ``sql-1``...), ``python`` (``python-1``...), ``review``, ``answer``. Prefect retries a task
+only for transient model or database failures (``geoask.retry.TRANSIENT_RETRIES``); semantic
+failures come back as a :class:`StepResult` for the execution-state manager.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import PurePosixPath
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from pydantic import BaseModel, Field
+
+from agents.answer import AnswerDeps, AnswerOutput, AnswerRefusal, FinalAnswer
+from agents.compute import ComputeAttempt, ComputeDeps, ComputeRefusal, InputArtifact
+from agents.intent import Intent, IntentDeps, IntentOutput
+from agents.planner import Plan, PlannerDeps, PlanOutput, PlanStep
+from agents.reviewer import Review, ReviewDecision, ReviewerDeps, ReviewOutput, ReviewRefusal
+from agents.sql import SqlAttempt, SqlDeps, SqlDraft, SqlRefusal
+from geoask.answers import payload_errors
+from geoask.catalog.model import SpatialGranularity, TemporalGranularity
+from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
+from geoask.evidence import (
+    python_evidence,
+    records_from_artifact,
+    sql_evidence,
+    unsupported_numbers,
+)
+from geoask.retrieval.filters import RetrievalIntent
+from geoask.retrieval.retriever import SchemaSubset
+from geoask.retry import TRANSIENT_RETRIES
+from geoask.run_artifacts import (
+    artifact_key,
+    code_block,
+    publish_link,
+    publish_markdown,
+    publish_table,
+)
+from geoask.sql.context import AnswerContract, GuardContext, catalog_names
+from geoask.sql.export import export_result
+from geoask.sql.guard import check_sql
+from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
+from sandbox.models import SandboxOutcome
+from tasks.agent_calls import call_agent
+from tasks.services import QuestionServices, catalog_summary
+
+_TASK = {"cache_policy": NO_CACHE, **TRANSIENT_RETRIES}
+
+
+class StepResult(BaseModel):
+    """What one run of an SQL or Python step produced: artifacts, or a classified failure."""
+
+    ok: bool
+    artifacts: list[ArtifactRef] = Field(default_factory=list)
+    summary: str = ""
+    failure: StepFailure | None = None
+    needs_python: bool = False
+    executed_sql: list[str] = Field(default_factory=list)
+
+
+@task(name="intent", task_run_name="intent", **_TASK)
+def classify_intent(services: QuestionServices, question: str) -> IntentOutput:
+    """Parse the question into the intent tuple, or reject it."""
+    with services.recorder.stage("intent"):
+        deps = IntentDeps(question=question, catalog_summary=catalog_summary(services.catalog))
+        output: IntentOutput = call_agent("intent", deps, models=services.models,
+                                          recorder=services.recorder, stage="intent")
+        return output
+
+
+@task(name="schema", task_run_name="schema", **_TASK)
+def retrieve_schema(services: QuestionServices, question: str, intent: Intent) -> SchemaSubset:
+    """Retrieve the schema subset the question needs."""
+    with services.recorder.stage("schema"):
+        begin = time.perf_counter()
+        subset = services.schema.retrieve(question, retrieval_intent(intent))
+        services.recorder.tool("schema", "retriever", "ok",
+                               f"tables {', '.join(subset.table_names)}; "
+                               f"{subset.token_count} tokens",
+                               (time.perf_counter() - begin) * 1000)
+        return subset
+
+
+@task(name="plan", task_run_name="plan", **_TASK)
+def make_plan(
+    services: QuestionServices, question: str, intent: Intent, schema_text: str,
+    previous_failures: list[str],
+) -> PlanOutput:
+    """Ask the planner for ordered SQL/Python steps with constraints."""
+    with services.recorder.stage("plan"):
+        deps = PlannerDeps(question=question, intent=intent, schema_text=schema_text,
+                           variant=services.variant.value, previous_failures=previous_failures)
+        output: PlanOutput = call_agent("planner", deps, models=services.models,
+                                        recorder=services.recorder, stage="plan")
+        return output
+
+
+@task(name="sql", task_run_name="{step_id}", **_TASK)
+def run_sql_step(
+    services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent
+) -> StepResult:
+    """Write, check, execute and export the SQL of one plan step (one attempt)."""
+    with services.recorder.stage(step_id):
+        plan, step_state = _plan_and_step(state, step_id)
+        step = _plan_step(plan, step_id)
+        deps = SqlDeps(
+            question=state.question, step=step,
+            schema_text=step_schema(services, state.question, step, intent),
+            constraints=plan.constraints, policy=services.config.policy.value,
+            previous_attempts=[SqlAttempt(sql=f.attempted, error=f.message)
+                               for f in step_state.failures],
+            required_fields=step_state.required_fields,
+        )
+        try:
+            draft = call_agent("sql", deps, models=services.models,
+                               recorder=services.recorder, stage=step_id)
+        except GeoaskError as error:
+            return _failed("agent", str(error))
+        if isinstance(draft, SqlRefusal):
+            return _failed("refusal", f"the SQL agent refused: {draft.reason}")
+        return _execute_draft(services, step, step_state, draft)
+
+
+@task(name="python", task_run_name="{step_id}", **_TASK)
+def run_python_step(
+    services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent
+) -> StepResult:
+    """Write one script for the step and run it in the sandbox (one attempt)."""
+    with services.recorder.stage(step_id):
+        plan, step_state = _plan_and_step(state, step_id)
+        step = _plan_step(plan, step_id)
+        upstream = [state.steps[i] for i in (step.inputs or list(state.steps)[
+            : list(state.steps).index(step_id)]) if i in state.steps]
+        artifacts = [a for s in upstream for a in s.artifacts]
+        deps = ComputeDeps(
+            question=state.question, step=step, constraints=plan.constraints,
+            inputs=[InputArtifact(name=a.name,
+                                  path_in_sandbox=f"/input/{PurePosixPath(a.url).name}",
+                                  preview=a.preview) for a in artifacts],
+            schema_text=step_schema(services, state.question, step, intent),
+            executed_sql=[sql for s in upstream for sql in _executed_sql(s)],
+            intent=intent,
+            previous_attempts=[ComputeAttempt(script=f.attempted, error=f.message)
+                               for f in step_state.failures],
+        )
+        try:
+            output = call_agent("compute", deps, models=services.models,
+                                recorder=services.recorder, stage=step_id)
+        except GeoaskError as error:
+            return _failed("agent", str(error))
+        if isinstance(output, ComputeRefusal):
+            kind = "missing_field" if output.missing_fields else "refusal"
+            return _failed(kind, f"the compute agent refused: {output.reason}",
+                           missing_fields=output.missing_fields)
+        attempt = step_state.attempts
+        script_url = services.store.write_text(f"{step_id}/script-{attempt}.py", output.script)
+        publish_markdown(artifact_key(step_id, "script"),
+                         f"# {step_id} script (attempt {attempt})\n\n{output.method}\n\n"
+                         + code_block(output.script, "python"))
+        begin = time.perf_counter()
+        outcome = services.sandbox.run(
+            output.script, [services.store.local_path(a.url) for a in artifacts])
+        elapsed = (time.perf_counter() - begin) * 1000
+        _save_outcome(services, step_id, outcome)
+        if not outcome.ok or outcome.protocol is None:
+            script_error = outcome.error
+            detail = (
+                f"{script_error.kind}: {script_error.message}"
+                + (f" (line {script_error.line})" if script_error.line else "")
+                + f"; hint: {script_error.hint}"
+            ) if script_error else f"sandbox status {outcome.status}"
+            services.recorder.tool(step_id, "sandbox", "error", detail, elapsed)
+            missing = ([script_error.missing_field]
+                       if script_error and script_error.missing_field else [])
+            kind = "missing_field" if missing else "sandbox"
+            return _failed(kind, detail, missing_fields=missing, attempted=output.script)
+        services.recorder.tool(step_id, "sandbox", "ok", outcome.protocol.summary, elapsed)
+        result = outcome.protocol.result
+        result_url = services.store.write_json(
+            f"{step_id}/result.json",
+            {"summary": outcome.protocol.summary, "result": result, "script": script_url},
+        )
+        fields = sorted(result) if isinstance(result, dict) else sorted(
+            {k for row in result if isinstance(row, dict) for k in row})
+        reference = ArtifactRef(
+            name="result", url=result_url, format="json", fields=fields,
+            row_count=len(result) if isinstance(result, list) else None,
+            preview=python_evidence(outcome.protocol.summary, result, max_chars=2000),
+        )
+        files = [ArtifactRef(name=f.name, url=f.uri, format=f.media_type)
+                 for f in outcome.artifacts]
+        return StepResult(ok=True, artifacts=[reference, *files],
+                          summary=outcome.protocol.summary)
+
+
+@task(name="review", task_run_name="review", **_TASK)
+def review_evidence(
+    services: QuestionServices, state: ExecutionState, evidence: str, summary: str
+) -> Review:
+    """Ask the reviewer to accept, revise, repair or replan (a refusal counts as replan)."""
+    with services.recorder.stage("review"):
+        plan = state.plan
+        assert plan is not None
+        deps = ReviewerDeps(question=state.question, answer_type=plan.answer_type,
+                            answer_fields=plan.answer_fields, evidence=evidence,
+                            state_summary=summary)
+        output: ReviewOutput = call_agent("reviewer", deps, models=services.models,
+                                          recorder=services.recorder, stage="review")
+        if isinstance(output, ReviewRefusal):
+            return Review(decision=ReviewDecision.REPLAN,
+                          reason=f"the reviewer could not judge the evidence: {output.reason}")
+        return output
+
+
+@task(name="answer", task_run_name="answer", **_TASK)
+def write_answer(
+    services: QuestionServices, state: ExecutionState, evidence: str
+) -> FinalAnswer | AnswerRefusal:
+    """Ask the answer agent for ``{answer_type, data_payload, summary}`` and check it.
+
+    The payload must validate against its answer type's JSON Schema and every number in it
+    must appear in the evidence; otherwise the agent is asked again (up to the step attempt
+    limit), with the problems appended to the evidence.
+    """
+    with services.recorder.stage("answer"):
+        plan = state.plan
+        assert plan is not None
+        problems: list[str] = []
+        for _ in range(services.limits.max_step_attempts):
+            shown = evidence if not problems else (
+                f"{evidence}\n\nYour previous answer was rejected: {'; '.join(problems)}")
+            deps = AnswerDeps(question=state.question, answer_type=plan.answer_type,
+                              answer_fields=plan.answer_fields, evidence=shown)
+            output: AnswerOutput = call_agent("answer", deps, models=services.models,
+                                              recorder=services.recorder, stage="answer")
+            if isinstance(output, AnswerRefusal):
+                return output
+            problems = answer_problems(output, evidence)
+            services.recorder.tool("answer", "answer_check", "ok" if not problems else "rejected",
+                                   "; ".join(problems))
+            if not problems:
+                return output
+        return AnswerRefusal(reason="the answer did not pass its checks: " + "; ".join(problems))
+
+
+def answer_problems(answer: FinalAnswer, evidence: str) -> list[str]:
+    """Why ``answer`` is unacceptable: schema violations and numbers not in the evidence."""
+    problems = payload_errors(answer.answer_type, answer.data_payload)
+    invented = unsupported_numbers(answer.data_payload, evidence)
+    if invented:
+        problems.append("numbers not found in the evidence: "
+                        + ", ".join(f"{value:g}" for value in invented[:10]))
+    return problems
+
+
+def build_evidence(services: QuestionServices, state: ExecutionState) -> str:
+    """Evidence of the run: the last step's artifacts (records when small, else previews)."""
+    done = [s for s in state.steps.values() if s.artifacts]
+    if not done:
+        return "no step produced output"
+    last = done[-1]
+    parts = [f"Evidence from step {last.id} ({last.kind.value}): {last.summary or ''}"]
+    for artifact in last.artifacts:
+        if artifact.format in ("json", "geojson") and artifact.name != "result":
+            records = records_from_artifact(services.store.read_text(artifact.url),
+                                            artifact.format)
+            parts.append(sql_evidence(artifact.name, records, artifact.preview,
+                                      services.settings.flow_evidence_rows))
+        elif artifact.name == "result":
+            saved = json.loads(services.store.read_text(artifact.url))
+            parts.append(python_evidence(saved["summary"], saved["result"]))
+        else:
+            parts.append(f"file {artifact.name}: {artifact.url} ({artifact.format})")
+    return "\n\n".join(parts)
+
+
+def step_schema(services: QuestionServices, question: str, step: PlanStep,
+                intent: Intent) -> str:
+    """The schema subset for one subtask: retrieved for the question plus the step's objective."""
+    begin = time.perf_counter()
+    subset = services.schema.retrieve(f"{question}\n{step.objective}\n{step.expected_output}",
+                                      retrieval_intent(intent))
+    services.recorder.tool(step.id, "retriever", "ok",
+                           f"tables {', '.join(subset.table_names)}; {subset.token_count} tokens",
+                           (time.perf_counter() - begin) * 1000)
+    return subset.prompt_text
+
+
+def retrieval_intent(intent: Intent) -> RetrievalIntent | None:
+    """Hard filters for schema retrieval from the intent (granularities, years); None if none."""
+    spatial = _enum_or_none(SpatialGranularity, intent.spatial_granularity)
+    temporal = _enum_or_none(TemporalGranularity, intent.temporal_granularity)
+    years = sorted(intent.scope.years)
+    if spatial is None and temporal is None and not years:
+        return None
+    return RetrievalIntent(
+        spatial_granularity=spatial, temporal_granularity=temporal,
+        period_start=str(years[0]) if years else None,
+        period_end=str(years[-1]) if years else None,
+    )
+
+
+def _execute_draft(
+    services: QuestionServices, step: PlanStep, step_state: StepState, draft: SqlDraft
+) -> StepResult:
+    step_id = step.id
+    attempt = step_state.attempts
+    text = "\n\n".join(f"-- {s.name}: {s.purpose}\n{s.sql.rstrip().rstrip(';')};"
+                       for s in draft.statements)
+    services.store.write_text(f"{step_id}/attempt-{attempt}.sql", text)
+    publish_markdown(artifact_key(step_id, "sql"),
+                     f"# {step_id} SQL (attempt {attempt})\n\n" + code_block(text, "sql"))
+    case_sensitive, geometry_columns = catalog_names(services.catalog)
+    context = GuardContext.from_settings(
+        services.settings, policy=services.config.policy,
+        contract=AnswerContract.TOPK if step.top_k else AnswerContract.NONE,
+        case_sensitive_names=case_sensitive, geometry_columns=geometry_columns)
+    artifacts: list[ArtifactRef] = []
+    executed: list[str] = []
+    for statement in draft.statements:
+        try:
+            checked = check_sql(statement.sql, context)
+        except QueryRejectedError as error:
+            services.recorder.tool(step_id, "guard", "rejected", str(error))
+            return _failed("guard", f"{statement.name}: {error}", attempted=text)
+        services.recorder.tool(step_id, "guard", "ok", statement.name)
+        begin = time.perf_counter()
+        try:
+            result = services.sql_runner.run(checked)
+        except QueryExecutionError as error:
+            services.recorder.tool(step_id, "executor", "error", str(error),
+                                   (time.perf_counter() - begin) * 1000)
+            return _failed("database", f"{statement.name}: {error}", attempted=text)
+        services.recorder.tool(step_id, "executor", "ok",
+                               f"{statement.name}: {result.row_count} rows",
+                               (time.perf_counter() - begin) * 1000)
+        exported = export_result(result, services.store.url(step_id), name=statement.name,
+                                 preview_rows=services.settings.sql_preview_rows)
+        services.recorder.tool(step_id, "export", "ok", exported.data_path)
+        preview = exported.preview
+        fields = [c["name"] for c in preview.columns if c["name"] != preview.geometry_column]
+        if preview.geometry_column:
+            fields.append("geometry")
+        artifacts.append(ArtifactRef(
+            name=statement.name, url=exported.data_path, format=exported.format,
+            fields=fields, row_count=preview.row_count, preview=preview.to_text(),
+            sql=statement.sql))
+        executed.append(statement.sql)
+        publish_table(artifact_key(step_id, "preview", statement.name), preview.first_rows,
+                      f"{statement.name}: {preview.row_count} rows")
+        publish_link(artifact_key(step_id, "file", statement.name), exported.data_path,
+                     PurePosixPath(exported.data_path).name)
+    services.store.write_text(f"{step_id}/statements.sql", text)
+    summary = "; ".join(f"{a.name}: {a.row_count} rows" for a in artifacts)
+    return StepResult(ok=True, artifacts=artifacts, summary=summary,
+                      needs_python=draft.needs_python, executed_sql=executed)
+
+
+def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutcome) -> None:
+    services.store.write_text(f"{step_id}/stdout.txt", outcome.stdout.text)
+    services.store.write_text(f"{step_id}/stderr.txt", outcome.stderr.text)
+    error = outcome.error.model_dump() if outcome.error else None
+    publish_markdown(
+        artifact_key(step_id, "output"),
+        f"# {step_id} sandbox run: {outcome.status}\n\nwall {outcome.wall_time_s:.2f} s, "
+        f"cpu {outcome.cpu_time_s:.2f} s, peak {outcome.peak_memory_mib:.0f} MiB\n\n"
+        f"error: {json.dumps(error)}\n\n## stdout (end)\n"
+        + code_block(outcome.stdout.text[-2000:]) + "\n\n## stderr\n"
+        + code_block(outcome.stderr.text[-2000:]),
+    )
+    for number, file in enumerate(outcome.artifacts, start=1):
+        publish_link(artifact_key(step_id, "file", str(number)), file.uri, file.name)
+
+
+def _executed_sql(step: StepState) -> list[str]:
+    return [a.sql for a in step.artifacts if a.sql]
+
+
+def _plan_and_step(state: ExecutionState, step_id: str) -> tuple[Plan, StepState]:
+    assert state.plan is not None, "a step runs only under a plan"
+    return state.plan, state.steps[step_id]
+
+
+def _plan_step(plan: Plan, step_id: str) -> PlanStep:
+    return next(step for step in plan.steps if step.id == step_id)
+
+
+def _failed(kind: str, message: str, *, missing_fields: list[str] | None = None,
+            attempted: str = "") -> StepResult:
+    return StepResult(ok=False, failure=StepFailure(
+        kind=kind, message=message, missing_fields=missing_fields or [], attempted=attempted))
+
+
+def _enum_or_none(enum: Any, value: str | None) -> Any:
+    try:
+        return enum(value) if value else None
+    except ValueError:
+        return None

@@ -1,0 +1,112 @@
+"""What one question run uses: settings, variant, models, database, sandbox, schema, artifacts.
+
+:func:`open_services` builds the production set from settings; tests build a
+:class:`QuestionServices` with a scripted model provider and the real PostGIS and sandbox.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from geoask.catalog.model import Catalog, load_catalog
+from geoask.execution_log import ExecutionRecorder
+from geoask.retrieval.filters import RetrievalIntent
+from geoask.retrieval.retriever import SchemaSubset
+from geoask.run_artifacts import RunArtifacts
+from geoask.settings import Settings
+from geoask.sql.executor import SqlRunner
+from geoask.state import Limits
+from geoask.variants import VARIANTS, Variant, VariantConfig
+from sandbox.models import Sandbox
+from tasks.agent_calls import ModelProvider
+
+
+class SchemaSource(Protocol):
+    """Retrieves the schema subset for a question or subtask (``SchemaRetriever``)."""
+
+    def retrieve(self, query: str, intent: RetrievalIntent | None = None) -> SchemaSubset:
+        """The schema subset for ``query`` under ``intent``'s hard filters."""
+        ...
+
+
+@dataclass
+class QuestionServices:
+    """Everything the tasks of one question run need (in-process objects, never serialised).
+
+    Attributes:
+        settings: the geoask settings.
+        variant: the pipeline variant.
+        models: role -> pydantic-ai model.
+        sql_runner: executes guard-checked SQL read-only.
+        sandbox: runs generated Python.
+        schema: retrieves schema subsets.
+        catalog: the semantic catalog (table summaries for the intent agent).
+        run_id: the run's id (artifact folder name).
+        store: the run's artifact folder.
+        recorder: the execution log being written.
+
+    """
+
+    settings: Settings
+    variant: Variant
+    models: ModelProvider
+    sql_runner: SqlRunner
+    sandbox: Sandbox
+    schema: SchemaSource
+    catalog: Catalog
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    store: RunArtifacts = field(init=False)
+    recorder: ExecutionRecorder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.store = RunArtifacts(self.settings.artifact_root_url, self.run_id)
+        self.recorder = ExecutionRecorder(self.run_id, "", self.variant.value)
+        self.recorder.log.artifact_folder = self.store.folder
+
+    @property
+    def config(self) -> VariantConfig:
+        """What the variant switches on or off."""
+        return VARIANTS[self.variant]
+
+    @property
+    def limits(self) -> Limits:
+        """The recovery bounds from settings."""
+        return Limits.from_settings(self.settings)
+
+
+def catalog_summary(catalog: Catalog) -> str:
+    """One line per table: name, title, spatial and temporal granularity, coverage."""
+    lines = []
+    for table in catalog.tables:
+        coverage = (f", {table.temporal_coverage.start} to {table.temporal_coverage.end}"
+                    if table.temporal_coverage else "")
+        lines.append(f"{table.name}: {table.title} ({table.spatial_granularity.value}; "
+                     f"{table.temporal_granularity.value}{coverage})")
+    return "\n".join(lines)
+
+
+def open_services(settings: Settings, variant: Variant, models: ModelProvider) -> QuestionServices:
+    """The production services: PostgreSQL reader, bubblewrap sandbox, chroma schema index.
+
+    Raises:
+        ConfigurationError, CatalogError, RetrievalError, SandboxError: a part cannot be set up.
+
+    """
+    from geoask.db.urls import reader_url
+    from geoask.retrieval.service import open_retriever
+    from geoask.sql.executor import PostgresSqlRunner
+    from sandbox.bubblewrap import BubblewrapSandbox
+
+    catalog = load_catalog(settings.catalog_path)
+    return QuestionServices(
+        settings=settings,
+        variant=variant,
+        models=models,
+        sql_runner=PostgresSqlRunner(reader_url(settings),
+                                     statement_timeout_s=settings.statement_timeout_s),
+        sandbox=BubblewrapSandbox.from_settings(settings),
+        schema=open_retriever(settings, catalog),
+        catalog=catalog,
+    )

@@ -1,0 +1,123 @@
+"""The "Done when" questions: scripted runs on the demo database give the right numbers.
+
+The scripted model supplies only the SQL and script text; the numbers come from the real
+PostGIS and the real sandbox, and are checked against pandas/geopandas computations on the raw
+tables.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from demo_cases import CASES
+
+from flows.answer_question import answer_question
+from geoask.scripted import ScriptedModel
+
+pytestmark = [pytest.mark.db, pytest.mark.sandbox]
+BY_NAME = {case.name: case for case in CASES}
+
+
+def run_case(name, make_services):
+    case = BY_NAME[name]
+    scripted = ScriptedModel(case.replies())
+    services = make_services(scripted)
+    result = answer_question(case.question, services=services)
+    assert result.status == "answered", result.message
+    assert all(scripted.remaining(role) == 0 for role in case.replies()), "unused replies"
+    return result, services
+
+
+def test_filter_rank(make_services, reader):
+    result, _ = run_case("filter_rank", make_services)
+    items = result.answer.data_payload["items"]
+    assert [(item["id"], item["value"]) for item in items] == BY_NAME["filter_rank"].expected(
+        reader)
+    assert result.route == "sql_only"
+    assert result.transitions == ["continue", "continue"]
+
+
+def test_join_aggregation(make_services, reader):
+    result, _ = run_case("join_aggregation", make_services)
+    expected = BY_NAME["join_aggregation"].expected(reader)
+    records = result.answer.data_payload["records"]
+    assert {r["census_region"] for r in records} == set(expected)
+    for record in records:
+        mean, count = expected[record["census_region"]]
+        assert record["mean_homicide_rate"] == pytest.approx(mean, rel=1e-9)
+        assert record["counties"] == count
+
+
+def test_temporal_comparison(make_services, reader):
+    result, _ = run_case("temporal_comparison", make_services)
+    assert result.answer.data_payload == BY_NAME["temporal_comparison"].expected(reader)
+
+
+def test_buffer_topology_needs_python(make_services, reader):
+    result, services = run_case("buffer_topology", make_services)
+    expected = BY_NAME["buffer_topology"].expected(reader)
+    assert result.answer.data_payload == {"value": expected, "unit": "count"}
+    assert expected > 0
+    assert result.route == "sql_then_python"
+    assert result.transitions == ["continue", "continue", "continue"]
+    folder = Path(services.store.folder)
+    assert (folder / "sql-1" / "incidents.geojson").is_file()
+    assert (folder / "sql-1" / "interstates.geojson").is_file()
+    assert (folder / "python-1" / "script-1.py").is_file()
+    saved = json.loads((folder / "python-1" / "result.json").read_text())
+    assert saved["result"]["incident_count"] == expected
+
+
+def test_statistics_needs_python(make_services, reader):
+    result, _ = run_case("statistics", make_services)
+    r, n = BY_NAME["statistics"].expected(reader)
+    assert result.answer.data_payload["counties"] == n
+    assert result.answer.data_payload["pearson_r"] == pytest.approx(round(r, 4), abs=1e-12)
+    assert result.route == "sql_then_python"
+
+
+def test_execution_log_is_saved_with_the_artifacts(make_services):
+    result, services = run_case("buffer_topology", make_services)
+    log = json.loads((Path(services.store.folder) / "execution_log.json").read_text())
+    assert [s["stage"] for s in log["stages"]] == [
+        "intent", "schema", "plan", "sql-1", "python-1", "review", "answer"]
+    assert [c["role"] for c in log["model_calls"]] == [
+        "intent", "planner", "sql", "compute", "reviewer", "answer"]
+    assert all(c["prompt_tokens"] > 0 and c["completion_tokens"] > 0
+               for c in log["model_calls"])
+    tools = [(t["stage"], t["tool"], t["status"]) for t in log["tool_trace"]]
+    assert ("sql-1", "guard", "ok") in tools and ("python-1", "sandbox", "ok") in tools
+    assert log["failed_calls"] == 0
+    assert log["guardrail_retries"] == 0
+    assert log["route"] == "sql_then_python"
+    assert log["final_answer"] == result.answer.model_dump(mode="json")
+    assert (Path(services.store.folder) / "summary.md").read_text().startswith("# How many")
+
+
+def test_prefect_artifacts_have_stable_keys(make_services):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    result, _ = run_case("statistics", make_services)
+    assert result.flow_run_id
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[result.flow_run_id])))
+    keys = {artifact.key for artifact in artifacts}
+    assert {"sql-1-sql", "sql-1-preview-county-1990", "sql-1-file-county-1990",
+            "python-1-script", "python-1-output", "run-summary"} <= keys
+
+
+def test_cli_report_shows_answer_evidence_and_artifacts(make_services, reader):
+    from geoask.ask_cli import format_result
+
+    expected = BY_NAME["temporal_comparison"].expected(reader)
+    result, services = run_case("temporal_comparison", make_services)
+    text = format_result(result)
+    assert text.startswith("Per-capita income in Mississippi rose from "
+                           f"{expected['income_1929']} USD")
+    assert f'"change_pct": {expected["change_pct"]}' in text
+    assert "sql-1: income_change: 1 rows" in text
+    assert f"artifacts: {services.store.folder}" in text

@@ -1,0 +1,261 @@
+"""Whole-flow tests of every recovery path, with scripted models, the real PostGIS and sandbox.
+
+Each test asserts the exact sequence of transitions and the final answer, so a wrong
+transition (a blind retry instead of a repair, a missing replan, an unbounded loop) fails it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from demo_cases import RANK_SQL, frame
+from pydantic_ai.exceptions import ModelHTTPError
+from replies import (
+    accept,
+    answer_from,
+    draft,
+    intent,
+    rejection,
+    script,
+    sql_plan,
+    sql_python_plan,
+)
+
+from agents.intent import OperationIntent
+from agents.reviewer import Review, ReviewDecision
+from flows.answer_question import answer_question
+from geoask.answers import AnswerType
+from geoask.scripted import ScriptedModel
+from geoask.variants import Variant
+
+pytestmark = [pytest.mark.db, pytest.mark.sandbox]
+
+RANK_QUESTION = "Which five states had the highest per-capita income in 1950?"
+BAD_COLUMN_SQL = RANK_SQL.replace("i.per_capita_income_usd DESC", "i.income DESC")
+
+
+def rank_intent():
+    return intent("states by 1950 per-capita income", OperationIntent.RANK_TOP_K,
+                  years=(1950,), top_k=5, granularity="state")
+
+
+def rank_plan():
+    return sql_plan("the five states with the highest per-capita income in 1950",
+                    AnswerType.RANKED_LIST, ["state_abbr", "per_capita_income_usd"], top_k=5)
+
+
+def rank_answer():
+    def build(records):
+        items = [{"rank": n, "id": r["state_abbr"], "value": r["per_capita_income_usd"]}
+                 for n, r in enumerate(records, start=1)]
+        return {"items": items, "unit": "USD", "order": "descending"}, "Top five states."
+    return answer_from(AnswerType.RANKED_LIST, build)
+
+
+def expected_top5(reader):
+    data = frame(reader, "SELECT s.state_abbr, i.per_capita_income_usd FROM "
+                         "demo.state_income_annual i JOIN demo.us_states s USING (state_fips) "
+                         "WHERE i.year = 1950")
+    top = data.sort_values(["per_capita_income_usd", "state_abbr"],
+                           ascending=[False, True]).head(5)
+    return [(r.state_abbr, int(r.per_capita_income_usd)) for r in top.itertuples()]
+
+
+def ranked(result):
+    return [(item["id"], item["value"]) for item in result.answer.data_payload["items"]]
+
+
+def test_revise_after_an_sql_error(make_services, reader):
+    scripted = ScriptedModel({
+        "intent": [rank_intent()], "planner": [rank_plan()],
+        "sql": [draft(("top_states", BAD_COLUMN_SQL)), draft(("top_states", RANK_SQL))],
+        "reviewer": [accept()], "answer": [rank_answer()],
+    })
+    result = answer_question(RANK_QUESTION, services=make_services(scripted))
+    assert result.status == "answered", result.message
+    assert result.transitions == ["revise", "continue", "continue"]
+    assert ranked(result) == expected_top5(reader)
+    sql_prompts = [c.prompt for c in scripted.calls if c.role == "sql"]
+    assert "undefined_column" in sql_prompts[1] and "i.income" in sql_prompts[1]
+    assert "undefined_column" not in sql_prompts[0]
+
+
+REPAIR_QUESTION = "Which three incident categories were most frequent in New Haven?"
+CATEGORY_SCRIPT = '''import json
+
+import geopandas as gpd
+
+incidents = gpd.read_file("/input/incidents.geojson")
+counts = incidents["category"].value_counts()
+top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+print(json.dumps({
+    "status": "success",
+    "summary": f"{len(incidents)} incidents in {counts.size} categories",
+    "result": [{"category": c, "incidents": int(n)} for c, n in top],
+}))
+'''
+
+
+def test_repair_by_dependency_backtracking(make_services, reader):
+    plan = sql_python_plan("export New Haven incidents", "count incidents per category",
+                           AnswerType.RANKED_LIST, ["category", "incidents"],
+                           geometry=True, granularity="point", category="spatial_geometry")
+
+    def build(rows):
+        items = [{"rank": n, "id": r["category"], "value": r["incidents"]}
+                 for n, r in enumerate(rows, start=1)]
+        return {"items": items, "unit": "count", "order": "descending"}, "Top categories."
+
+    scripted = ScriptedModel({
+        "intent": [intent("incident categories", OperationIntent.AGGREGATE,
+                          granularity="point")],
+        "planner": [plan],
+        "sql": [draft(("incidents", "SELECT incident_id, geom FROM demo.new_haven_incidents")),
+                draft(("incidents", "SELECT incident_id, category, geom "
+                                    "FROM demo.new_haven_incidents"))],
+        "compute": [script(CATEGORY_SCRIPT), script(CATEGORY_SCRIPT)],
+        "reviewer": [accept()],
+        "answer": [answer_from(AnswerType.RANKED_LIST, build)],
+    })
+    result = answer_question(REPAIR_QUESTION, services=make_services(scripted))
+    assert result.status == "answered", result.message
+    # python-1 fails on 'category' -> repair sql-1 (not a blind retry of python-1)
+    assert result.transitions == ["continue", "repair", "continue", "continue", "continue"]
+    assert scripted.roles_called() == ["intent", "planner", "sql", "compute", "sql", "compute",
+                                       "reviewer", "answer"]
+    repaired_prompt = [c.prompt for c in scripted.calls if c.role == "sql"][1]
+    assert "Required fields" in repaired_prompt and "category" in repaired_prompt
+    data = frame(reader, "SELECT category FROM demo.new_haven_incidents")
+    counts = data["category"].value_counts()
+    expected = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    assert ranked(result) == [(c, int(n)) for c, n in expected]
+
+
+def test_replan_asked_by_the_reviewer(make_services, reader):
+    wrong_year = RANK_SQL.replace("i.year = 1950", "i.year = 1960")
+    scripted = ScriptedModel({
+        "intent": [rank_intent()], "planner": [rank_plan(), rank_plan()],
+        "sql": [draft(("top_states", wrong_year)), draft(("top_states", RANK_SQL))],
+        "reviewer": [Review(decision=ReviewDecision.REPLAN,
+                            reason="the query filters 1960, the question asks for 1950"),
+                     accept()],
+        "answer": [rank_answer()],
+    })
+    result = answer_question(RANK_QUESTION, services=make_services(scripted))
+    assert result.status == "answered", result.message
+    assert result.transitions == ["continue", "replan", "continue", "continue"]
+    planner_prompts = [c.prompt for c in scripted.calls if c.role == "planner"]
+    assert "filters 1960" in planner_prompts[1] and "filters 1960" not in planner_prompts[0]
+    assert ranked(result) == expected_top5(reader)
+
+
+def test_off_topic_question_is_rejected(make_services):
+    scripted = ScriptedModel({"intent": [rejection()]})
+    result = answer_question("How are you today?", services=make_services(scripted))
+    assert result.status == "rejected"
+    assert result.answer is None
+    assert "questions about the spatial data" in result.message
+    assert result.transitions == []
+    assert scripted.roles_called() == ["intent"]
+
+
+def test_a_bound_exhausted_gives_an_honest_failure(make_services):
+    bad = draft(("top_states", BAD_COLUMN_SQL))
+    scripted = ScriptedModel({
+        "intent": [rank_intent()], "planner": [rank_plan(), rank_plan()], "sql": [bad] * 6,
+    })
+    services = make_services(scripted, flow_max_replans=1)
+    result = answer_question(RANK_QUESTION, services=services)
+    assert result.status == "failed"
+    assert result.transitions == ["revise", "revise", "replan", "revise", "revise", "terminate"]
+    assert result.answer is None
+    assert "could not answer" in result.message
+    assert "all 1 replans are used" in result.message
+    for plan_number in (1, 2):
+        for attempt in (1, 2, 3):
+            assert f"plan {plan_number}, sql-1 attempt {attempt}: database" in result.message
+    assert "reviewer" not in scripted.roles_called()
+    log = services.recorder.log
+    assert log.outcome == "failed" and log.guardrail_retries == 5
+
+
+def test_step_budget_bounds_the_run(make_services):
+    bad = draft(("top_states", BAD_COLUMN_SQL))
+    scripted = ScriptedModel({"intent": [rank_intent()], "planner": [rank_plan()] * 3,
+                              "sql": [bad] * 4})
+    result = answer_question(RANK_QUESTION,
+                             services=make_services(scripted, flow_max_step_runs=4))
+    assert result.status == "failed"
+    assert result.transitions == ["revise", "revise", "replan", "terminate"]
+    assert "step budget of 4 step runs" in result.message
+
+
+def test_transient_model_error_is_retried_by_prefect(make_services, reader):
+    scripted = ScriptedModel({
+        "intent": [ModelHTTPError(429, "scripted", body="rate limited"), rank_intent()],
+        "planner": [rank_plan()], "sql": [draft(("top_states", RANK_SQL))],
+        "reviewer": [accept()], "answer": [rank_answer()],
+    })
+    services = make_services(scripted)
+    result = answer_question(RANK_QUESTION, services=services)
+    assert result.status == "answered", result.message
+    assert scripted.roles_called()[:2] == ["intent", "intent"]
+    assert [c.status for c in services.recorder.log.model_calls][:2] == ["error", "ok"]
+    assert ranked(result) == expected_top5(reader)
+
+
+def test_no_planner_variant_adds_python_when_the_sql_agent_asks(make_services, reader):
+    from demo_cases import CORRELATION_SCRIPT
+
+    def build(result):
+        return ({"records": [{"pearson_r": round(result["pearson_r"], 4),
+                              "counties": result["counties"]}]}, "The correlation.")
+
+    scripted = ScriptedModel({
+        "intent": [intent("correlation of homicide rate and poverty", OperationIntent.STATISTICS,
+                          years=(1990,), granularity="county")],
+        "sql": [draft(("county_1990", "SELECT county_fips, homicide_rate_per_100k, "
+                                      "families_below_poverty_pct FROM demo.county_decadal_stats "
+                                      "WHERE census_year = 1990"), needs_python=True)],
+        "compute": [script(CORRELATION_SCRIPT, "pandas")],
+        "reviewer": [accept()], "answer": [answer_from(AnswerType.RECORDS, build)],
+    })
+    result = answer_question("Correlation of homicide and poverty in 1990?",
+                             services=make_services(scripted, variant=Variant.NO_PLANNER))
+    assert result.status == "answered", result.message
+    assert "planner" not in scripted.roles_called()
+    assert result.route == "sql_then_python"
+    assert result.transitions == ["continue", "continue", "continue"]
+    assert result.answer.data_payload["records"][0]["counties"] == 3085
+
+
+def test_postgis_variant_allows_spatial_sql(make_services, reader):
+    from pyproj import Geod
+    from shapely import from_wkb
+
+    area_sql = ("SELECT state_abbr, ST_Area(geom::geography) / 1e6 AS area_km2 "
+                "FROM demo.us_states ORDER BY area_km2 DESC LIMIT 3")
+
+    def build(records):
+        items = [{"rank": n, "id": r["state_abbr"], "value": r["area_km2"]}
+                 for n, r in enumerate(records, start=1)]
+        return {"items": items, "unit": "km2", "order": "descending"}, "Largest states."
+
+    scripted = ScriptedModel({
+        "intent": [intent("states by area", OperationIntent.RANK_TOP_K, top_k=3,
+                          granularity="state")],
+        "planner": [sql_plan("the three largest states by area", AnswerType.RANKED_LIST,
+                             ["state_abbr", "area_km2"], top_k=3)],
+        "sql": [draft(("largest_states", area_sql))],
+        "reviewer": [accept()], "answer": [answer_from(AnswerType.RANKED_LIST, build)],
+    })
+    result = answer_question("Which three states are the largest?",
+                             services=make_services(scripted, variant=Variant.POSTGIS))
+    assert result.status == "answered", result.message
+    geod = Geod(ellps="WGS84")
+    rows = reader.execute("SELECT state_abbr, ST_AsBinary(geom) FROM demo.us_states").fetchall()
+    areas = {abbr: abs(geod.geometry_area_perimeter(from_wkb(bytes(wkb)))[0]) / 1e6
+             for abbr, wkb in rows}
+    expected = sorted(areas, key=areas.get, reverse=True)[:3]
+    assert [item["id"] for item in result.answer.data_payload["items"]] == expected
+    for item in result.answer.data_payload["items"]:
+        assert item["value"] == pytest.approx(areas[item["id"]], rel=1e-3)

@@ -1,0 +1,192 @@
+"""Unit tests of the flow's pure helpers: variants, evidence checks, ScriptedModel, CLI."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import ModelHTTPError
+from replies import constraints, intent, sql_plan, sql_python_plan
+from typer.testing import CliRunner
+
+from agents.intent import OperationIntent
+from agents.planner import Plan, PlanStep, StepKind
+from geoask.answers import AnswerType
+from geoask.errors import ConfigurationError
+from geoask.evidence import records_from_artifact, sql_evidence, unsupported_numbers
+from geoask.retry import is_transient
+from geoask.scripted import ScriptedModel, ScriptExhaustedError
+from geoask.sql.context import SpatialPolicy
+from geoask.variants import (
+    VARIANTS,
+    Variant,
+    parse_variant,
+    plan_violations,
+    single_sql_plan,
+    with_python_step,
+)
+
+TWO_STEP = sql_python_plan("export", "compute", AnswerType.SCALAR, ["n"])
+ONE_STEP = sql_plan("rows", AnswerType.RECORDS, ["a"])
+PYTHON_FIRST = Plan(steps=[PlanStep(id="python-1", kind=StepKind.PYTHON, objective="o",
+                                    expected_output="e", success_criteria="s")],
+                    constraints=constraints(computation=True), answer_type=AnswerType.SCALAR,
+                    rationale="r")
+BAD_INPUT = Plan(steps=[PlanStep(id="sql-1", kind=StepKind.SQL, objective="o",
+                                 expected_output="e", success_criteria="s"),
+                        PlanStep(id="python-1", kind=StepKind.PYTHON, objective="o",
+                                 inputs=["sql-9"], expected_output="e", success_criteria="s")],
+                 constraints=constraints(computation=True), answer_type=AnswerType.SCALAR,
+                 rationale="r")
+
+PLAN_CASES = [
+    ("two steps in FULL", TWO_STEP, Variant.FULL, []),
+    ("two steps in POSTGIS", TWO_STEP, Variant.POSTGIS, []),
+    ("python in NO_STCA", TWO_STEP, Variant.NO_STCA,
+     ["variant NO_STCA has no Python steps; do python-1 in SQL instead"]),
+    ("python in BASE", TWO_STEP, Variant.BASE,
+     ["variant BASE has no Python steps; do python-1 in SQL instead"]),
+    ("sql only in NO_STCA", ONE_STEP, Variant.NO_STCA, []),
+    ("python first", PYTHON_FIRST, Variant.FULL,
+     ["the first step must be an SQL step, not python-1"]),
+    ("unknown input", BAD_INPUT, Variant.FULL, ["step python-1 reads sql-9, not an earlier step"]),
+]
+
+
+@pytest.mark.parametrize(("title", "plan", "variant", "expected"), PLAN_CASES,
+                         ids=[c[0] for c in PLAN_CASES])
+def test_plan_violations(title, plan, variant, expected):
+    assert plan_violations(plan, variant) == expected
+
+
+@pytest.mark.parametrize(("name", "variant"), [("full", Variant.FULL), ("no-stca", Variant.NO_STCA),
+                                               ("No_Planner", Variant.NO_PLANNER)])
+def test_parse_variant(name, variant):
+    assert parse_variant(name) is variant
+
+
+def test_unknown_variant_names_the_choices():
+    with pytest.raises(ConfigurationError, match="FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE"):
+        parse_variant("fast")
+
+
+def test_variant_table():
+    assert VARIANTS[Variant.FULL].policy is SpatialPolicy.SEPARATED
+    assert VARIANTS[Variant.POSTGIS].policy is SpatialPolicy.POSTGIS
+    assert not VARIANTS[Variant.NO_PLANNER].use_planner and not VARIANTS[Variant.BASE].use_planner
+    assert VARIANTS[Variant.BASE].python_steps == "no"
+
+
+def test_single_sql_plan_and_python_extension():
+    plan = single_sql_plan("top 3?", intent("t", OperationIntent.RANK_TOP_K, top_k=3))
+    assert [s.id for s in plan.steps] == ["sql-1"] and plan.steps[0].top_k == 3
+    assert plan.answer_type is AnswerType.RANKED_LIST
+    extended = with_python_step(plan, "top 3?")
+    assert [(s.id, s.inputs) for s in extended.steps] == [("sql-1", []), ("python-1", ["sql-1"])]
+    assert extended.constraints.computation_needed
+    assert with_python_step(extended, "q") is extended
+
+
+NUMBER_CASES = [
+    ("exact", {"value": 286}, "income_1929: 286", []),
+    ("rounded to shown precision", {"value": 0.4123}, "r = 0.41234567", []),
+    ("rank is not a number claim", {"items": [{"rank": 1, "value": 5.5}]}, "5.5", []),
+    ("invented", {"value": 1000}, "income 286", [1000.0]),
+    ("badly rounded", {"value": 0.42}, "r = 0.41234567", [0.42]),
+    ("booleans ignored", {"value": True}, "", []),
+]
+
+
+@pytest.mark.parametrize(("title", "payload", "evidence", "expected"), NUMBER_CASES,
+                         ids=[c[0] for c in NUMBER_CASES])
+def test_unsupported_numbers(title, payload, evidence, expected):
+    assert unsupported_numbers(payload, evidence) == expected
+
+
+def test_evidence_lists_small_results_and_previews_large_ones():
+    geojson = ('{"type": "FeatureCollection", "features": [{"type": "Feature", "geometry": null,'
+               ' "properties": {"id": 1}}]}')
+    records = records_from_artifact(geojson, "geojson")
+    assert records == [{"id": 1}]
+    assert 'records (JSON): [{"id": 1}]' in sql_evidence("a", records, "PREVIEW", 5)
+    many = [{"id": n} for n in range(10)]
+    assert "PREVIEW" in sql_evidence("a", many, "PREVIEW", 5)
+    assert "records (JSON)" not in sql_evidence("a", many, "PREVIEW", 5)
+
+
+class Yes(BaseModel):
+    n: int
+
+
+class No(BaseModel):
+    reason: str
+
+
+def test_scripted_model_picks_the_output_tool_of_each_reply():
+    agent = Agent(output_type=[Yes, No], name="demo", defer_model_check=True)
+    scripted = ScriptedModel({"demo": [No(reason="x"), lambda prompt: Yes(n=len(prompt))]})
+    assert agent.run_sync("hi", model=scripted.model("demo")).output == No(reason="x")
+    assert agent.run_sync("four", model=scripted.model("demo")).output == Yes(n=4)
+    assert [c.output for c in scripted.calls] == ["No", "Yes"]
+    assert all(c.prompt_tokens > 0 for c in scripted.calls)
+    with pytest.raises(ScriptExhaustedError):
+        agent.run_sync("again", model=scripted.model("demo"))
+
+
+def test_scripted_model_raises_scripted_exceptions():
+    agent = Agent(output_type=Yes, name="demo", defer_model_check=True)
+    scripted = ScriptedModel({"demo": [ModelHTTPError(503, "m", body="down")]})
+    with pytest.raises(ModelHTTPError) as caught:
+        agent.run_sync("hi", model=scripted.model("demo"))
+    assert caught.value.status_code == 503
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    (ModelHTTPError(429, "m"), True), (ModelHTTPError(503, "m"), True),
+    (ModelHTTPError(400, "m"), False), (ModelHTTPError(401, "m"), False),
+])
+def test_model_errors_that_prefect_retries(error, expected):
+    assert is_transient(error) is expected
+
+
+def test_ask_without_a_model_says_how_to_configure_one(monkeypatch):
+    from geoask.cli import app
+    from geoask.settings import get_settings
+
+    for name in ("GEOASK_MODEL", "GEOASK_MODEL_INTENT", "GEOASK_MODEL_PLANNER", "GEOASK_MODEL_SQL",
+                 "GEOASK_MODEL_COMPUTE", "GEOASK_MODEL_REVIEWER", "GEOASK_MODEL_ANSWER"):
+        monkeypatch.delenv(name, raising=False)
+    get_settings.cache_clear()
+    result = CliRunner().invoke(app, ["ask", "How many airports are in Texas?"])
+    get_settings.cache_clear()
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ConfigurationError)
+    assert "GEOASK_MODEL" in str(result.exception)
+    assert "GEOASK_OPENAI_BASE_URL" in str(result.exception)
+
+
+def test_ask_cli_exits_1_with_a_message_and_no_traceback():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GEOASK_MODEL")}
+    geoask = Path(sys.executable).with_name("geoask")
+    done = subprocess.run([str(geoask), "ask", "How many airports are in Texas?"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: no language model is configured")
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    (ModelHTTPError(429, "m", body="slow down"), "ModelCallError"),
+    (ConfigurationError("set X"), "ConfigurationError"),
+    (ValueError("bug"), None),
+])
+def test_errors_that_end_a_run_become_user_errors(error, expected):
+    from flows.answer_question import user_error
+
+    translated = user_error(error)
+    assert (type(translated).__name__ if translated else None) == expected
