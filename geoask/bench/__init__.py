@@ -1,0 +1,1 @@
+"""Verified benchmark cases: model, loader, runner, projection, comparison, verify."""

@@ -1,0 +1,167 @@
+"""Load and save benchmark case files (YAML, validated by ``benchmark/case.schema.json``).
+
+A case file is checked twice: first against the JSON Schema (the published contract, so any
+tool can validate a ``--tasks-file``), then by the pydantic model (rules that span fields).
+Saving writes multi-line strings (SQL, scripts) as YAML block scalars so files stay readable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from pydantic import ValidationError
+
+from geoask.bench.model import BenchmarkCase, CaseFile
+from geoask.errors import BenchmarkCaseError
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CASES_DIR = REPOSITORY_ROOT / "benchmark" / "cases"
+SCHEMA_PATH = REPOSITORY_ROOT / "benchmark" / "case.schema.json"
+
+
+@dataclass(frozen=True)
+class LoadedCase:
+    """A validated case and the file it came from."""
+
+    case: BenchmarkCase
+    path: Path
+
+
+@lru_cache(maxsize=1)
+def case_schema() -> dict[str, Any]:
+    """The JSON Schema of a case file (``benchmark/case.schema.json``)."""
+    return dict(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+
+
+def case_files(location: Path) -> list[Path]:
+    """``location`` itself if it is a file, else its ``*.yaml``/``*.yml`` files, sorted.
+
+    Raises:
+        BenchmarkCaseError: the path does not exist or holds no case file.
+
+    """
+    if location.is_file():
+        return [location]
+    if not location.is_dir():
+        raise BenchmarkCaseError(f"{location} does not exist; pass a case file or folder")
+    files = sorted([*location.glob("*.yaml"), *location.glob("*.yml")])
+    if not files:
+        raise BenchmarkCaseError(f"{location} holds no *.yaml case file")
+    return files
+
+
+def load_case_file(path: Path) -> list[LoadedCase]:
+    """Read and validate one case file.
+
+    Raises:
+        BenchmarkCaseError: unreadable YAML, a JSON Schema violation (with its path in the
+            file) or a model rule violation (with the case id).
+
+    """
+    raw = _read_yaml(path)
+    errors = sorted(
+        jsonschema.Draft202012Validator(case_schema()).iter_errors(raw),
+        key=lambda error: list(error.absolute_path),
+    )
+    if errors:
+        details = "; ".join(
+            f"at {'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
+            for error in errors[:5]
+        )
+        raise BenchmarkCaseError(f"{path} does not follow case.schema.json: {details}")
+    try:
+        parsed = CaseFile.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        location = "/".join(str(part) for part in first["loc"])
+        raise BenchmarkCaseError(f"{path}: at {location}: {first['msg']}") from None
+    return [LoadedCase(case, path) for case in parsed.cases]
+
+
+def load_cases(location: Path, only: Iterable[str] = ()) -> list[LoadedCase]:
+    """Load every case under ``location`` (file or folder), optionally only the given ids.
+
+    Raises:
+        BenchmarkCaseError: a file is invalid, two cases share an id, or an ``only`` id is
+            unknown.
+
+    """
+    loaded: list[LoadedCase] = []
+    seen: dict[str, Path] = {}
+    for path in case_files(location):
+        for item in load_case_file(path):
+            if item.case.id in seen:
+                raise BenchmarkCaseError(
+                    f"case id {item.case.id} appears in {seen[item.case.id]} and {path}"
+                )
+            seen[item.case.id] = path
+            loaded.append(item)
+    wanted = list(only)
+    if wanted:
+        unknown = sorted(set(wanted) - seen.keys())
+        if unknown:
+            raise BenchmarkCaseError(f"unknown case id(s) {unknown}; see {location}")
+        loaded = [item for item in loaded if item.case.id in set(wanted)]
+    return loaded
+
+
+def write_expected_values(path: Path, values: dict[str, Any]) -> None:
+    """Set ``expected.value`` of the cases ``values`` names (id -> value) in file ``path``.
+
+    Raises:
+        BenchmarkCaseError: the file cannot be read or a case id is not in it.
+
+    """
+    raw = _read_yaml(path)
+    by_id = {case["id"]: case for case in raw["cases"]}
+    for case_id, value in values.items():
+        if case_id not in by_id:
+            raise BenchmarkCaseError(f"case {case_id} is not in {path}")
+        by_id[case_id].setdefault("expected", {})["value"] = rounded(value)
+    text = yaml.dump(raw, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
+    path.write_text(text, encoding="utf-8")
+
+
+def rounded(value: Any, digits: int = 10) -> Any:
+    """``value`` with every float rounded to ``digits`` significant digits (for stable files).
+
+    >>> rounded({"a": [1.23456789012345, 2]})
+    {'a': [1.23456789, 2]}
+    """
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, list):
+        return [rounded(item, digits) for item in value]
+    if isinstance(value, dict):
+        return {key: rounded(item, digits) for key, item in value.items()}
+    return value
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise BenchmarkCaseError(f"cannot read case file {path}: {error}") from None
+    except yaml.YAMLError as error:
+        raise BenchmarkCaseError(f"{path} is not valid YAML: {error}") from None
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Writes multi-line strings as ``|`` block scalars."""
+
+
+def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    if "\n" in data:
+        text = "\n".join(line.rstrip() for line in data.splitlines()) + "\n"
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_BlockDumper.add_representer(str, _str_presenter)

@@ -1,0 +1,138 @@
+"""Run a reference (or cross-check) program for real: guard, read-only executor, export, sandbox.
+
+Each SQL statement is checked by the SQL guard under the program's spatial policy, executed
+by a :class:`geoask.sql.executor.SqlRunner` and exported to ``<work_dir>/<name>.geojson|json``
+exactly as the question flow does; each Python step runs in a :class:`sandbox.models.Sandbox`
+with its named inputs mounted at ``/input/``, and its protocol ``result`` is saved as
+``<work_dir>/<name>.json``. The output of the last step (records or an object) is returned for
+projection.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from geoask.bench.model import Program, PythonStep, SqlStep
+from geoask.errors import DatabaseError, GeoaskError
+from geoask.sql.context import GuardContext, SpatialPolicy
+from geoask.sql.executor import SqlRunner
+from geoask.sql.export import export_result
+from geoask.sql.guard import check_sql
+from sandbox.models import Sandbox
+
+
+class ProgramFailedError(GeoaskError):
+    """A step of a benchmark program failed; the message names the step and the cause."""
+
+
+@dataclass
+class ProgramRun:
+    """What running a program produced.
+
+    Attributes:
+        output: the last step's output: a list of records (SQL) or the protocol ``result``.
+        artifacts: artifact name -> file path, in production order.
+        seconds: wall time of the whole program (s).
+
+    """
+
+    output: Any
+    artifacts: dict[str, Path] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class ProgramRunner:
+    """Runs :class:`Program` steps against a SQL runner and a sandbox.
+
+    Args:
+        sql_runner: executes guard-checked SQL (``PostgresSqlRunner`` as the reader role).
+        sandbox: runs Python steps (``BubblewrapSandbox``).
+        row_cap: most rows a statement may return (the guard's row cap).
+
+    """
+
+    sql_runner: SqlRunner
+    sandbox: Sandbox
+    row_cap: int = 100_000
+
+    def run(self, program: Program, policy: SpatialPolicy | str, work_dir: Path) -> ProgramRun:
+        """Run every step of ``program`` in order, writing artifacts into ``work_dir``.
+
+        Raises:
+            ProgramFailedError: the guard rejected a statement, the database failed it, the
+                export failed, or a script did not succeed.
+            DatabaseError: the database cannot be reached (not a failure of the program).
+            SandboxError: the sandbox itself cannot run (not a failure of the program).
+
+        """
+        started = time.perf_counter()
+        work_dir.mkdir(parents=True, exist_ok=True)
+        context = GuardContext(policy=SpatialPolicy(policy), row_cap=self.row_cap)
+        run = ProgramRun(output=None)
+        for number, step in enumerate(program.steps, start=1):
+            if isinstance(step, SqlStep):
+                run.output = self._run_sql(step, context, work_dir, run.artifacts, number)
+            else:
+                run.output = self._run_python(step, work_dir, run.artifacts, number)
+        run.seconds = time.perf_counter() - started
+        return run
+
+    def _run_sql(
+        self,
+        step: SqlStep,
+        context: GuardContext,
+        work_dir: Path,
+        artifacts: dict[str, Path],
+        number: int,
+    ) -> Any:
+        output: Any = None
+        for statement in step.statements:
+            where = f"step {number} (sql) statement {statement.name!r}"
+            try:
+                checked = check_sql(statement.sql, context)
+                result = self.sql_runner.run(checked)
+                exported = export_result(result, str(work_dir), name=statement.name)
+            except DatabaseError:
+                raise  # the database is unreachable: stop, this is not a case failure
+            except GeoaskError as error:
+                raise ProgramFailedError(f"{where}: {error}") from None
+            if result.truncated:
+                raise ProgramFailedError(f"{where}: result truncated at the row cap {self.row_cap}")
+            path = Path(exported.data_path)
+            artifacts[statement.name] = path
+            output = read_artifact_records(path)
+        return output
+
+    def _run_python(
+        self, step: PythonStep, work_dir: Path, artifacts: dict[str, Path], number: int
+    ) -> Any:
+        where = f"step {number} (python {step.name!r})"
+        outcome = self.sandbox.run(step.script, inputs=[artifacts[name] for name in step.inputs])
+        if not outcome.ok or outcome.protocol is None:
+            detail = outcome.error.message if outcome.error else outcome.status
+            hint = f" [{outcome.error.kind} line {outcome.error.line}]" if outcome.error else ""
+            raise ProgramFailedError(f"{where}: {outcome.status}{hint}: {detail}")
+        path = work_dir / f"{step.name}.json"
+        path.write_text(json.dumps(outcome.protocol.result), encoding="utf-8")
+        artifacts[step.name] = path
+        return outcome.protocol.result
+
+
+def read_artifact_records(path: Path) -> list[dict[str, Any]]:
+    """Rows of an exported artifact: JSON records, or a GeoJSON collection's properties.
+
+    Raises:
+        ProgramFailedError: the file is not an exported result.
+
+    """
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(payload, dict) and payload.get("type") == "FeatureCollection":
+        return [dict(feature.get("properties") or {}) for feature in payload["features"]]
+    if isinstance(payload, list):
+        return payload
+    raise ProgramFailedError(f"{path.name} is neither JSON records nor a GeoJSON collection")

@@ -1,0 +1,36 @@
+"""The JSON Schema of a benchmark case file, generated from :class:`geoask.bench.model.CaseFile`.
+
+Run ``python -m geoask.bench.schema`` to rewrite ``benchmark/case.schema.json`` after changing
+the model; a test fails while the file and the model disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from geoask.bench.loader import SCHEMA_PATH
+from geoask.bench.model import CaseFile
+
+SCHEMA_ID = "https://github.com/geoask/geoask/benchmark/case.schema.json"
+
+
+def generated_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a case file, from the pydantic model."""
+    schema = CaseFile.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "geoask benchmark case file",
+        **{key: value for key, value in schema.items() if key != "title"},
+    }
+
+
+def schema_text() -> str:
+    """The schema as the text stored in ``benchmark/case.schema.json``."""
+    return json.dumps(generated_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    SCHEMA_PATH.write_text(schema_text(), encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
