@@ -17,7 +17,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 def _default_home() -> Path:
-    return Path.cwd() / ".geoask"
+    """``.geoask`` of the source checkout geoask runs from, else ``~/.geoask``.
+
+    Tied to the checkout rather than the working directory, so every command finds the same
+    cluster, runtime and artifacts wherever it is started.
+    """
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").is_file():
+        return checkout / ".geoask"
+    return Path.home() / ".geoask"
 
 
 class Settings(BaseSettings):
@@ -28,8 +36,8 @@ class Settings(BaseSettings):
     home: Path = Field(
         default_factory=_default_home,
         description=(
-            "Project-local state folder (default: .geoask in the working directory): embedded "
-            "cluster, sandbox runtime, artifacts, indexes."
+            "Project-local state folder (default: .geoask in the source checkout, else ~/.geoask): "
+            "embedded cluster, sandbox runtime, artifacts, indexes."
         ),
     )
     database_url: str | None = Field(
