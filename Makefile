@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SYSTEM_PACKAGES := postgresql-15-postgis-3 bubblewrap python3 python3-venv
+SYSTEM_PACKAGES := postgresql-15-postgis-3 bubblewrap python3 python3-venv chromium
 
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
@@ -40,10 +40,12 @@ $(STAMP): pyproject.toml
 setup: system-packages $(STAMP) ## Create .venv, install geoask, the system packages and the sandbox runtime
 	$(BIN)/geoask sandbox setup
 
-demo: setup ## Set up, start PostGIS, load and verify the demo data, show what is there
+demo: setup ## Set up, load the demo data, run the benchmark (reference model, FULL), show 3 answers
 	$(BIN)/geoask db up
 	$(BIN)/geoask db load
 	$(BIN)/geoask db status
+	$(BIN)/geoask bench --model reference --variant FULL
+	$(BIN)/geoask bench showcase --model reference
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check .

@@ -24,6 +24,8 @@ from agents.planner import Plan, PlanRefusal, StepKind
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.retry import is_transient
 from geoask.run_artifacts import publish_markdown
+from geoask.service.answer_map import publish_answer_map
+from geoask.service.run_trace import publish_run_trace
 from geoask.settings import Settings, get_settings
 from geoask.state import (
     ANSWER,
@@ -225,6 +227,8 @@ def _answer_from(run: QuestionServices, state: ExecutionState, evidence: str) ->
                                                reason=f"no answer could be written: "
                                                       f"{output.reason}"))
         return _finish(run, state, "failed", None, failure_report(state), _trail(state))
+    publish_answer_map(run.store, [a for step in state.steps.values() for a in step.artifacts],
+                       state.question, run.settings)
     return _finish(run, state, "answered", output, output.summary, _trail(state))
 
 
@@ -247,6 +251,7 @@ def _finish(run: QuestionServices, state: ExecutionState, status: Outcome,
     run.store.write_text("summary.md", summary)
     publish_markdown("run-summary", summary, f"geoask run {run.run_id}")
     _save_log(run)
+    publish_run_trace(log, run.store)
     return result
 
 
@@ -294,11 +299,26 @@ def _production_services(settings: Settings, variant: str | None,
     if model:
         settings = settings.model_copy(update={"model": model})
     chosen = parse_variant(variant or settings.variant)
+    replay = _reference_replay(settings.model)
+    if replay is not None:
+        settings = settings.model_copy(update={"model": "reference"})
 
     def models(role: str) -> Any:
-        return model_for(role, settings)
+        return model_for(role, settings, reference_model=replay)
 
     provider: ModelProvider = models
     for role in ("intent", "planner", "sql", "compute", "reviewer", "answer"):
         provider(role)  # fail before any work when a model is not configured
     return open_services(settings, chosen, provider)
+
+
+def _reference_replay(name: str | None) -> Any:
+    """The offline replay model for ``reference``/``reference-faulty`` (benchmark questions)."""
+    from geoask.bench.reference import REFERENCE_MODELS, reference_model
+
+    if name not in REFERENCE_MODELS:
+        return None
+    from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+
+    cases = [item.case for item in load_cases(DEFAULT_CASES_DIR)]
+    return reference_model(cases, name).any_role_model()

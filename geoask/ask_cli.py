@@ -41,6 +41,10 @@ def ask(
         help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER or BASE.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
+    via_api: bool = typer.Option(
+        False, "--via-api",
+        help="Run the answer-question deployment through the Prefect API (`geoask server`, "
+        "GEOASK_SERVER_API_URL) and wait for its result, instead of running in this process."),
 ) -> None:
     """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
     from flows.answer_question import answer_question
@@ -48,8 +52,13 @@ def ask(
 
     if variant:
         parse_variant(variant)  # clear errors before Prefect starts
-    check_models_configured(model)
-    result = answer_question(question, variant=variant, model=model)
+    if via_api:
+        from geoask.service.client import ask_via_api
+
+        result = ask_via_api(question, variant=variant, model=model)
+    else:
+        check_models_configured(model)
+        result = answer_question(question, variant=variant, model=model)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -59,20 +68,23 @@ def ask(
 
 
 def check_models_configured(model: str | None) -> None:
-    """Fail fast, naming what to set, when an agent has no model configured.
+    """Fail fast, before Prefect starts, when an agent's model is missing or unusable.
 
     Raises:
-        ConfigurationError: no model for some agent (the message says how to configure one).
+        ConfigurationError: no model for some agent, or a model string that cannot be built
+            (unknown provider, missing key or endpoint); the message says what to set.
 
     """
-    from geoask.llm import ROLES, model_name_for
+    from geoask.bench.reference import REFERENCE_MODELS
+    from geoask.llm import ROLES, model_for, model_name_for
     from geoask.settings import get_settings
 
     settings = get_settings()
     if model:
         settings = settings.model_copy(update={"model": model})
     for role in ROLES:
-        model_name_for(role, settings)
+        if model_name_for(role, settings) not in REFERENCE_MODELS:
+            model_for(role, settings)
 
 
 def format_result(result: object) -> str:

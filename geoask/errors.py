@@ -160,3 +160,7 @@ class ModelCallError(GeoaskError):
 
 class AgentOutputError(ModelCallError):
     """An agent's output kept breaking its rules until the output retry budget ran out."""
+
+
+class ServiceError(GeoaskError):
+    """The Prefect server could not be started or reached, or a run through its API failed."""

@@ -12,8 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from geoask.errors import ConfigurationError
 
 
 def _default_home() -> Path:
@@ -89,6 +91,11 @@ class Settings(BaseSettings):
     sql_row_cap: int = Field(
         default=100_000, ge=1,
         description="Most rows a checked query may return; a larger result is cut and reported.",
+    )
+    sql_max_result_mib: int = Field(
+        default=256, ge=1, le=65536,
+        description="Largest query result fetched (approximate size in memory, MiB); a larger "
+        "one is refused with a `result_too_large` error asking for fewer rows or aggregation.",
     )
     sql_preview_rows: int = Field(
         default=5, ge=0, description="Rows shown in a result preview (CLI, execution state)."
@@ -348,6 +355,96 @@ class Settings(BaseSettings):
         ),
     )
 
+    # The benchmark run (flows/run_benchmark.py, `geoask bench`, issue #7).
+    bench_out_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Folder of benchmark runs (`geoask bench --out`): one result file per "
+            "(variant, repeat, case), so an interrupted run resumes; default <home>/bench-runs."
+        ),
+    )
+    bench_task_runner: Literal["threads", "dask"] = Field(
+        default="threads",
+        description=(
+            "Prefect task runner of the benchmark: threads (ThreadPoolTaskRunner) or dask "
+            "(DaskTaskRunner from prefect-dask, on GEOASK_BENCH_DASK_ADDRESS or a local cluster)."
+        ),
+    )
+    bench_concurrency: int = Field(
+        default=4, ge=1,
+        description="Questions answered at once by the threads runner (threads per Dask worker).",
+    )
+    bench_dask_address: str | None = Field(
+        default=None,
+        description=(
+            "Scheduler address of an existing Dask cluster (tcp://host:8786); its workers need "
+            "geoask installed and PREFECT_API_URL set. Unset: a local cluster is started."
+        ),
+    )
+    bench_dask_workers: int = Field(
+        default=1, ge=1, description="Workers of the local Dask cluster started for a run."
+    )
+    bench_bootstrap_samples: int = Field(
+        default=2000, ge=100,
+        description="Bootstrap resamples of the 95% interval of SSA over repeated runs (seed 0).",
+    )
+
+    # Prefect server and deployments (geoask/service/, issue #8).
+    server_port: int = Field(
+        default=4200, ge=1024, le=65535,
+        description="TCP port of the Prefect server `geoask server` starts (on 127.0.0.1 only).",
+    )
+    server_database_url: str | None = Field(
+        default=None,
+        description=(
+            "SQLAlchemy URL of the Prefect server's database, e.g. "
+            "postgresql+asyncpg://prefect:...@db-host:5432/prefect; unset: SQLite at "
+            "<home>/prefect/prefect.db."
+        ),
+    )
+    server_api_url: str | None = Field(
+        default=None,
+        description=(
+            "API URL of the Prefect server that `--via-api` and workers talk to, e.g. "
+            "http://prefect-host:4200/api; unset: http://127.0.0.1:<GEOASK_SERVER_PORT>/api."
+        ),
+    )
+    server_home: Path | None = Field(
+        default=None,
+        description=(
+            "PREFECT_HOME of the server and its runs (SQLite database, persisted flow results, "
+            "server.log); unset: <home>/prefect."
+        ),
+    )
+    server_poll_interval_s: int = Field(
+        default=1, ge=1,
+        description=(
+            "How often `geoask server` asks the API for flow runs to start (s); Prefect's own "
+            "default of 10 s adds up to 10 s to every run triggered through the API."
+        ),
+    )
+    server_start_timeout_s: float = Field(
+        default=90.0, gt=0,
+        description="How long `geoask server` waits for the server's health endpoint (s).",
+    )
+    api_run_timeout_s: float = Field(
+        default=1800.0, gt=0,
+        description="How long `--via-api` waits for a triggered flow run to finish (s).",
+    )
+    benchmark_schedule_cron: str = Field(
+        default="0 2 * * *",
+        description="Cron schedule (UTC) of the nightly benchmark deployment.",
+    )
+    benchmark_schedule_model: str = Field(
+        default="reference",
+        description="Model the nightly benchmark deployment runs with.",
+    )
+
+    @property
+    def bench_out_path(self) -> Path:
+        """Folder of benchmark runs (``bench_out_dir`` or ``<home>/bench-runs``)."""
+        return self.bench_out_dir or self.home / "bench-runs"
+
     @property
     def service_home(self) -> Path:
         """Where state used by other OS users lives (PostgreSQL's user, the sandbox's uids).
@@ -379,6 +476,16 @@ class Settings(BaseSettings):
         return self.artifact_root or str(self.home / "artifacts")
 
     @property
+    def prefect_home(self) -> Path:
+        """PREFECT_HOME of the server (``server_home`` or ``<home>/prefect``: SQLite, results)."""
+        return self.server_home or self.home / "prefect"
+
+    @property
+    def prefect_api_url(self) -> str:
+        """API URL of the Prefect server (``server_api_url`` or ``http://127.0.0.1:<port>/api``)."""
+        return self.server_api_url or f"http://127.0.0.1:{self.server_port}/api"
+
+    @property
     def sandbox_artifacts(self) -> str:
         """Fsspec URL for sandbox artifacts (``sandbox_artifacts_url`` or a local folder)."""
         return self.sandbox_artifacts_url or str(self.home / "artifacts" / "sandbox")
@@ -403,8 +510,26 @@ def service_home_for(home: Path) -> Path:
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """Return the process-wide settings (read once from the environment)."""
-    return Settings()
+    """Return the process-wide settings (read once from the environment).
+
+    Raises:
+        ConfigurationError: a ``GEOASK_*`` variable holds an invalid value; the message names
+            each variable, its value and what is expected.
+
+    """
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise ConfigurationError(invalid_settings_message(error)) from None
+
+
+def invalid_settings_message(error: ValidationError) -> str:
+    """One readable sentence per invalid ``GEOASK_*`` variable of a settings ValidationError."""
+    problems = []
+    for item in error.errors():
+        name = "GEOASK_" + "_".join(str(part) for part in item["loc"]).upper()
+        problems.append(f"{name}={os.environ.get(name, item.get('input'))!r}: {item['msg']}")
+    return "invalid setting: " + "; ".join(problems)
 
 
 def settings_table() -> str:

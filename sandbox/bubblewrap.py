@@ -380,9 +380,10 @@ class BubblewrapSandbox:
             })
         stderr = diagnosis.head_tail_excerpt(stderr_text, self.stderr_chars)
         report = _read_report(run_dir / "rw" / "meta" / "error.json")
-        artifacts = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
+        artifacts, artifacts_note = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
         base: dict[str, Any] = {
-            "artifacts": artifacts, "exit_code": finished.exit_code,
+            "artifacts": artifacts, "artifacts_note": artifacts_note,
+            "exit_code": finished.exit_code,
             "signal": finished.signal_name, "wall_time_s": round(finished.wall_time_s, 4),
             "cpu_time_s": round(finished.cpu_time_s, 4),
             "peak_memory_mib": round(finished.peak_memory_mib, 1), "stdout": stdout,
@@ -394,7 +395,9 @@ class BubblewrapSandbox:
                 exit_code=finished.exit_code, signal_name=finished.signal_name,
                 timed_out=finished.timed_out, cpu_time_s=finished.cpu_time_s, limits=limits,
             )
-        elif report is not None:
+        elif report is not None and finished.exit_code != 0:
+            # the bootstrap writes the report just before exiting non-zero; a script that exits
+            # 0 after writing /meta/error.json itself does not get to forge its outcome
             error = diagnosis.classify_report(report)
         elif finished.exit_code == 0:
             try:
@@ -414,17 +417,30 @@ class BubblewrapSandbox:
             )
         return SandboxOutcome(status=diagnosis.status_for(error.kind), error=error, **base)
 
-    def _collect_artifacts(self, scratch: Path, run_id: str) -> list[Artifact]:
+    def _collect_artifacts(self, scratch: Path,
+                           run_id: str) -> tuple[list[Artifact], str | None]:
         files: list[tuple[str, Path, int]] = []
+        past_cap = not_regular = 0
         for directory, subdirs, names in os.walk(scratch, followlinks=False):
+            not_regular += sum(Path(directory, d).is_symlink() for d in subdirs)
             subdirs[:] = [d for d in subdirs if not Path(directory, d).is_symlink()]
             for name in sorted(names):
                 path = Path(directory, name)
                 info = path.lstat()
-                if stat.S_ISREG(info.st_mode) and len(files) < MAX_ARTIFACTS:
+                if not stat.S_ISREG(info.st_mode):
+                    not_regular += 1
+                elif len(files) >= MAX_ARTIFACTS:
+                    past_cap += 1
+                else:
                     files.append((path.relative_to(scratch).as_posix(), path, info.st_size))
+        notes = []
+        if past_cap:
+            notes.append(f"{past_cap} files past the first {MAX_ARTIFACTS} were not collected")
+        if not_regular:
+            notes.append(f"{not_regular} links, pipes or devices were skipped")
+        note = "; ".join(notes) or None
         if not files:
-            return []
+            return [], note
         filesystem, root = fsspec.core.url_to_fs(f"{self.artifacts_url}/{run_id}")
         artifacts = []
         for name, path, size in files:
@@ -438,7 +454,7 @@ class BubblewrapSandbox:
                 name=name, uri=filesystem.unstrip_protocol(target), size_bytes=size,
                 media_type=media_type,
             ))
-        return artifacts
+        return artifacts, note
 
 
 # -- process handling ------------------------------------------------------------------------

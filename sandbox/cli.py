@@ -37,6 +37,9 @@ def setup(
     typer.echo(f"sandbox runtime {state}: {info.root} ({info.requirements_hash[:12]})")
 
 
+EXIT_SCRIPT_FAILED = 3
+
+
 @app.command("run")
 def run(
     script: Annotated[Path, typer.Argument(help="Python script to run.")],
@@ -48,13 +51,21 @@ def run(
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option(help="Wall-clock limit in seconds (default GEOASK_SANDBOX_TIMEOUT_S)."),
+        typer.Option(min=0.1, max=3600,
+                     help="Wall-clock limit in seconds, at most 3600 "
+                     "(default GEOASK_SANDBOX_TIMEOUT_S)."),
     ] = None,
     memory: Annotated[
-        int | None, typer.Option(help="Memory limit in MiB (default GEOASK_SANDBOX_MEMORY_MIB).")
+        int | None, typer.Option(min=256, max=16384,
+                                 help="Memory limit in MiB, 256 to 16384 "
+                                 "(default GEOASK_SANDBOX_MEMORY_MIB).")
     ] = None,
 ) -> None:
-    """Run SCRIPT in a fresh sandbox and print the outcome as JSON (exit 0 unless setup fails)."""
+    """Run SCRIPT in a fresh sandbox and print the outcome as JSON.
+
+    Exit 0 when the script succeeded, 3 when it failed (the outcome says how), 1 when the
+    sandbox could not run.
+    """
     from sandbox.bubblewrap import BubblewrapSandbox
     from sandbox.models import SandboxLimits
 
@@ -79,3 +90,5 @@ def run(
             raise SandboxError(f"invalid limit: {problems}") from error
     outcome = BubblewrapSandbox.from_settings(settings).run(source, inputs or [], limits)
     typer.echo(outcome.model_dump_json(indent=2))
+    if not outcome.ok:
+        raise typer.Exit(EXIT_SCRIPT_FAILED)

@@ -128,6 +128,10 @@ class SandboxOutcome(BaseModel):
         description="Processes of the run's uid still alive after it ended (then killed); 0 "
         "when the namespaces did their job.",
     )
+    artifacts_note: str | None = Field(
+        default=None,
+        description="What was not collected from /scratch (files past the cap, links, pipes).",
+    )
 
     @property
     def ok(self) -> bool:

@@ -1,5 +1,10 @@
-"""``geoask bench``: verify the benchmark cases, or fill in their expected results.
+"""``geoask bench``: run the benchmark, verify the cases, fill in expected results, showcase.
 
+Run ``geoask bench [--model M] [--variant V|all] [--tasks-file F] [--limit N] [--repeat K]
+[--out DIR] [--fresh] [--via-api]`` to answer every case through the question flow
+(``flows/run_benchmark.py``; finished questions are kept under ``--out`` so a rerun resumes)
+and print the report; ``geoask bench showcase`` prints three answered questions with their
+evidence trails.
 Run ``geoask bench verify [--cases DIR] [--only ID ...]`` to recompute every case's reference
 program (SQL guard + read-only executor + sandbox, for real) and its independent cross-check;
 it exits 1 listing each disagreement. ``geoask bench fill [--only ID ...] [--overwrite]`` runs
@@ -8,9 +13,12 @@ the reference programs and writes the projected answers into ``expected.value``.
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -18,11 +26,12 @@ from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases, write_expected_va
 from geoask.bench.projection import ProjectionError
 from geoask.bench.runner import ProgramFailedError, ProgramRunner
 from geoask.bench.verify import reference_answer, summarize, verify_case
+from geoask.errors import BenchmarkCaseError
 from geoask.settings import get_settings
 
 app = typer.Typer(
-    help="Benchmark cases: verify expected results and cross-checks, or fill them in.",
-    no_args_is_help=True,
+    help="The benchmark: run it (no sub-command), verify or fill the cases, show examples.",
+    no_args_is_help=False,
 )
 
 CASES_OPTION = typer.Option(
@@ -119,3 +128,149 @@ def fill_command(
 def _short(value: object, limit: int = 100) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- running the benchmark -----------------------------------------------------------------
+
+SHOWCASE_CASES = ("states-011", "newhaven-022", "states-031")
+"""A Top-K SQL question, a distance query in UTM, a multi-stage spatial statistic."""
+TASKS_FILE_OPTION = typer.Option(
+    None, "--tasks-file",
+    help="Case file or folder in the documented schema (default benchmark/cases).")
+OUT_OPTION = typer.Option(
+    None, "--out",
+    help="Folder of saved runs and report files (default GEOASK_BENCH_OUT_DIR/<model>); runs "
+    "already saved there are not redone.")
+SHOWCASE_OUT_OPTION = typer.Option(
+    None, "--out", help="Benchmark folder to read the runs from (default as geoask bench).")
+SHOWCASE_CASE_OPTION = typer.Option(None, "--case", help="Case id (repeatable).")
+
+
+@app.callback(invoke_without_command=True)
+def bench(
+    ctx: typer.Context,
+    model: str = typer.Option(
+        "reference", "--model", "-m",
+        help="reference (offline replay of the verified programs), reference-faulty (with "
+        "first-attempt faults), or a model string for every agent (see geoask ask --help)."),
+    variant: str = typer.Option(
+        "FULL", "--variant", "-v",
+        help="FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, a comma-separated list, or all."),
+    tasks_file: Path | None = TASKS_FILE_OPTION,
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N cases."),
+    repeat: int = typer.Option(
+        1, "--repeat", min=1,
+        help="Runs per case and variant; the report gives the mean and a bootstrap 95% interval."),
+    out: Path | None = OUT_OPTION,
+    fresh: bool = typer.Option(False, "--fresh", help="Delete the saved runs under --out first."),
+    via_api: bool = typer.Option(
+        False, "--via-api",
+        help="Run the nightly-benchmark deployment through the Prefect API (`geoask server`) "
+        "with these parameters and wait for its report."),
+) -> None:
+    """Run the benchmark (when no sub-command is given) and print the report."""
+    if ctx.invoked_subcommand is not None:
+        return
+    # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    from flows.run_benchmark import default_out_dir
+    from tasks.benchmark import load_benchmark_cases, parse_variants
+
+    settings = get_settings()
+    load_benchmark_cases(tasks_file, limit)  # clear errors before Prefect starts
+    parse_variants(variant)
+    folder = out or default_out_dir(model, settings)
+    if fresh:
+        shutil.rmtree(folder / "runs", ignore_errors=True)
+    parameters = {"model": model, "variant": variant,
+                  "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
+                  "repeat": repeat, "out_dir": str(folder)}
+    if via_api:
+        from geoask.service.client import run_deployment_and_wait
+
+        summary = run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
+                                          settings.api_run_timeout_s)
+    else:
+        summary = _run_with_progress(parameters)
+    typer.echo(summary["markdown"])
+    typer.echo(f"report: {folder}/report.md, report.json, report.csv, scores.csv, "
+               "ssa_by_difficulty.png")
+    typer.echo(f"runs:   {folder}/runs/ (one JSON per question: answer, evidence, execution "
+               "log, artifact folder); Prefect UI: flow run-benchmark and its answer-question "
+               "subflow runs (artifacts benchmark-report, benchmark-summary)")
+
+
+def _run_with_progress(parameters: dict[str, Any]) -> dict[str, Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from flows.run_benchmark import (
+        add_progress_listener,
+        benchmark_flow,
+        remove_progress_listener,
+    )
+
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), transient=False) as progress:
+        bar = progress.add_task("questions", total=None)
+
+        def advance(finished: int, total: int, run: object) -> None:
+            label = getattr(run, "case_id", "resumed")
+            progress.update(bar, completed=finished, total=total, description=f"{label:>14}")
+
+        add_progress_listener(advance)
+        try:
+            summary: dict[str, Any] = benchmark_flow()(**parameters)
+        finally:
+            remove_progress_listener(advance)
+    return summary
+
+
+@app.command("showcase")
+def showcase_command(
+    model: str = typer.Option("reference", "--model", "-m", help="The benchmark's model."),
+    out: Path | None = SHOWCASE_OUT_OPTION,
+    only: list[str] | None = SHOWCASE_CASE_OPTION,
+) -> None:
+    """Print three benchmark questions with their answers and evidence trails."""
+    from flows.run_benchmark import default_out_dir
+    from tasks.benchmark import RunKey, load_benchmark_cases, read_run, run_case
+
+    settings = get_settings()
+    folder = out or default_out_dir(model, settings)
+    cases = load_benchmark_cases(None, None)
+    by_id = {case.id: case for case in cases}
+    for case_id in only or SHOWCASE_CASES:
+        if case_id not in by_id:
+            raise BenchmarkCaseError(f"no benchmark case {case_id!r}; see benchmark/cases")
+        key = RunKey(model, "FULL", 0, case_id)
+        run = (read_run(key, folder) if key.path(folder).is_file()
+               else run_case(by_id[case_id], key, settings))
+        typer.echo(showcase_text(by_id[case_id].question, run))
+
+
+def showcase_text(question: str, run: object) -> str:
+    """One showcase block: question, status, answer payload, evidence trail, artifacts."""
+    import json
+
+    from tasks.benchmark import CaseRun
+
+    assert isinstance(run, CaseRun)
+    answer = run.answer or {}
+    lines = [f"\n=== {run.case_id}: {question}",
+             f"status {run.status} in {run.time_s:.1f} s — {run.message}"]
+    if answer:
+        lines += ["answer payload:",
+                  json.dumps(answer.get("data_payload"), ensure_ascii=False, indent=1)[:1500]]
+    lines += ["evidence trail:", *(f"  - {line}" for line in run.evidence)]
+    if run.log:
+        calls = run.log.get("model_calls") or []
+        tokens = sum(c.get("prompt_tokens", 0) + c.get("completion_tokens", 0) for c in calls)
+        tools = ", ".join(f"{t['stage']}:{t['tool']}={t['status']}"
+                          for t in run.log.get("tool_trace") or [])
+        lines += [f"route {run.log.get('route')}; transitions "
+                  f"{' → '.join(run.log.get('transitions') or []) or 'none'}; "
+                  f"{len(calls)} agent calls, {tokens} tokens",
+                  f"tool trace: {tools}"]
+    lines.append(f"artifacts: {run.artifact_folder} (SQL, previews, scripts, exported files, "
+                 "execution_log.json, summary.md)")
+    return "\n".join(lines)

@@ -16,7 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from geoask.bench.model import AnswerType, Tolerance
+from geoask.answers import AnswerType
+from geoask.bench.model import Tolerance
 
 
 @dataclass(frozen=True)

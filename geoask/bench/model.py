@@ -4,7 +4,8 @@ A case file (YAML) holds ``cases:``, a list of :class:`BenchmarkCase`. The JSON 
 ``benchmark/case.schema.json`` is generated from :class:`CaseFile` (``python -m
 geoask.bench.schema``) so the schema, this model and ``benchmark/README.md`` say the same thing.
 Rules that span fields (sandbox routing, cross-checks of spatial and statistical cases, input
-names) are checked by the model validators below.
+names) are checked by the model validators below. The answer types are those of the final
+answer (:class:`geoask.answers.AnswerType`), re-exported here for the benchmark modules.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from geoask.answers import AnswerType
 
 NAME_PATTERN = r"^[a-z][a-z0-9_]{0,62}$"
 CASE_ID_PATTERN = r"^[a-z][a-z0-9_]*-[0-9]{3}$"
@@ -50,18 +53,6 @@ class Scenario(StrEnum):
     CLIMATE_NC = "climate_nc"
     NEW_HAVEN = "new_haven"
     WORLD = "world"
-
-
-class AnswerType(StrEnum):
-    """Shape of the projected answer (see :mod:`geoask.bench.projection`)."""
-
-    SCALAR = "scalar"
-    ENTITY_LIST = "entity_list"
-    RANKED_LIST = "ranked_list"
-    RECORDS = "records"
-    OBJECT = "object"
-    BBOX = "bbox"
-    GEOMETRY = "geometry"
 
 
 class _Strict(BaseModel):

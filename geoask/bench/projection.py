@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from geoask.bench.model import AnswerType, Projection
+from geoask.answers import AnswerType
+from geoask.bench.model import Projection
 
 
 class ProjectionError(ValueError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 import typer
 
 from geoask.catalog.model import load_catalog
@@ -48,11 +50,21 @@ def status(
         return
     typer.echo(f"database: {report.mode}, {'running' if report.running else 'not running'}")
     if report.reader_url:
-        typer.echo(f"reader URL: {report.reader_url}")
+        typer.echo(f"reader URL: {_masked(report.reader_url)}  (password: --json)")
     if report.message:
         typer.echo(report.message)
+    absent = "not loaded" if report.running and not report.message else "unknown"
     for table, rows in report.row_counts.items():
-        typer.echo(f"  {table:<28} {'not loaded' if rows is None else f'{rows:>9,} rows'}")
+        typer.echo(f"  {table:<28} {absent if rows is None else f'{rows:>9,} rows'}")
+
+
+def _masked(url: str) -> str:
+    """The URL with its password replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 @app.command()
@@ -61,8 +73,8 @@ def load(
 ) -> None:
     """Load the demo data into the database (Prefect flow `load_demo_data`), verified."""
     settings = get_settings()
-    if not uses_external_database(settings):
-        EmbeddedCluster(settings).up()
+    if not uses_external_database(settings) and EmbeddedCluster(settings).up():
+        typer.echo(f"started PostGIS on 127.0.0.1:{settings.db_port}")
     from flows.load_demo_data import load_demo_data
 
     summary = load_demo_data(force=force)

@@ -101,6 +101,13 @@ class EmbeddedCluster:
         """
         self._check_binaries()
         if self.is_running():
+            running_port = self.running_port()
+            if running_port != self.port:
+                raise DatabaseError(
+                    f"the cluster in {self.root} already runs on port {running_port}, not "
+                    f"GEOASK_DB_PORT={self.port}; use that port, or stop it first with "
+                    f"GEOASK_DB_PORT={running_port} geoask db down"
+                )
             self._bootstrap()
             return False
         self._prepare_storage()
@@ -123,6 +130,14 @@ class EmbeddedCluster:
             )
         self._bootstrap()
         return True
+
+    def running_port(self) -> int | None:
+        """The port the running postmaster listens on (from ``postmaster.pid``), if any."""
+        try:
+            lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
+            return int(lines[3])
+        except (OSError, IndexError, ValueError):
+            return None
 
     def down(self) -> bool:
         """Stop the cluster (fast shutdown). Returns False if it was not running."""
@@ -298,6 +313,9 @@ def _bootstrap_statements(schema: str, timeout_s: int) -> list[sql.SQL | sql.Com
         sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(db, owner, reader),
         sql.SQL("GRANT CREATE ON DATABASE {} TO {}").format(db, owner),
         sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"),
+        # a role may signal its own other sessions by default; the reader must not
+        sql.SQL("REVOKE EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) FROM PUBLIC"),
+        sql.SQL("REVOKE EXECUTE ON FUNCTION pg_cancel_backend(integer) FROM PUBLIC"),
         sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(data, owner),
         sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(data, reader),
         sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(data, reader),

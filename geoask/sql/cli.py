@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from geoask.errors import GeoaskError, QueryRejectedError
+from geoask.errors import ConfigurationError, GeoaskError, QueryRejectedError
 from geoask.settings import get_settings
 from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy, catalog_names
 from geoask.sql.guard import CheckedQuery, check_sql
@@ -58,15 +58,30 @@ def run_command(
     from geoask.sql.executor import PostgresSqlRunner
     from geoask.sql.export import export_result
 
+    if not out.strip():
+        raise ConfigurationError("--out needs a folder (local path or fsspec URL) to write to")
     checked = _checked(source, policy, contract)
     settings = get_settings()
     runner = PostgresSqlRunner(
-        reader_url(settings), statement_timeout_s=settings.statement_timeout_s
+        reader_url(settings), statement_timeout_s=settings.statement_timeout_s,
+        max_result_mib=settings.sql_max_result_mib,
     )
     result = runner.run(checked)
+    _remove_earlier_outputs(out, name)
     exported = export_result(result, out, name=name, preview_rows=settings.sql_preview_rows)
     typer.echo(exported.preview.to_text())
     typer.echo(f"wrote {exported.data_path} ({exported.format}) and {exported.preview_path}")
+
+
+def _remove_earlier_outputs(out: str, name: str) -> None:
+    """Drop an earlier run's ``<name>.json|geojson|preview.json`` so no stale file is left."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(out)
+    for suffix in (".json", ".geojson", ".preview.json"):
+        path = f"{root.rstrip('/')}/{name}{suffix}"
+        if fs.exists(path):
+            fs.rm(path)
 
 
 def _checked(

@@ -19,6 +19,7 @@ import shapely
 from psycopg import errors as pg_errors
 from psycopg.adapt import Loader
 from psycopg.types import TypeInfo
+from shapely.geometry.base import BaseGeometry
 
 from geoask.errors import DatabaseError, QueryExecutionError
 from geoask.sql.guard import CheckedQuery
@@ -139,13 +140,17 @@ class PostgresSqlRunner:
         url: libpq URL of the read-only role (``geoask.db.urls.reader_url``).
         statement_timeout_s: per-statement time limit in seconds (``SET LOCAL``).
         connect_timeout_s: time limit for opening the connection in seconds.
+        max_result_mib: largest result (approximate in-memory size, MiB) fetched; a larger one
+            is refused with a ``result_too_large`` error instead of exhausting memory.
 
     """
 
-    def __init__(self, url: str, *, statement_timeout_s: int = 30, connect_timeout_s: int = 10):
+    def __init__(self, url: str, *, statement_timeout_s: int = 30, connect_timeout_s: int = 10,
+                 max_result_mib: int = 256):
         self.url = url
         self.statement_timeout_s = statement_timeout_s
         self.connect_timeout_s = connect_timeout_s
+        self.max_result_bytes = max_result_mib * 1024 * 1024
 
     def run(self, checked: CheckedQuery) -> QueryResult:
         """Execute a guard-checked query; see :class:`SqlRunner`."""
@@ -168,10 +173,9 @@ class PostgresSqlRunner:
                 [f"{self.statement_timeout_s * 1000}"],
             )
             cursor = connection.cursor()
-            cursor.execute(sql, prepare=True)
+            rows = self._fetch(cursor, sql, row_cap)
             if cursor.description is None:
                 return QueryResult((), [], False, row_cap, sql)
-            rows = cursor.fetchmany(row_cap + 1)
             columns = _columns(connection, cursor.description)
         except pg_errors.Error as error:
             raise classify_database_error(error, sql, body_offset) from None
@@ -179,6 +183,23 @@ class PostgresSqlRunner:
             _rollback_quietly(connection)
             connection.close()
         return QueryResult(columns, rows[:row_cap], len(rows) > row_cap, row_cap, sql)
+
+    def _fetch(self, cursor: psycopg.Cursor[Any], sql: str, row_cap: int) -> list[tuple[Any, ...]]:
+        """Stream at most ``row_cap + 1`` rows, refusing a result over the size limit."""
+        rows: list[tuple[Any, ...]] = []
+        size = 0
+        for row in cursor.stream(sql, size=500):
+            rows.append(row)
+            size += approximate_size(row)
+            if size > self.max_result_bytes:
+                raise QueryExecutionError(
+                    "result_too_large",
+                    f"the result passed {self.max_result_bytes // (1024 * 1024)} MiB after "
+                    f"{len(rows)} rows; select fewer columns or rows, or aggregate in SQL",
+                )
+            if len(rows) > row_cap:
+                break
+        return rows
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
@@ -188,12 +209,25 @@ class PostgresSqlRunner:
                 connect_timeout=self.connect_timeout_s,
                 application_name="geoask-sql",
             )
-        except psycopg.OperationalError as error:
+        except psycopg.Error as error:  # unreachable server, or a malformed URL
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else "no reply"
             raise DatabaseError(
                 f"could not connect to the database ({first_line}); start it with "
                 "`geoask db up` or check GEOASK_DATABASE_URL"
             ) from None
+
+
+def approximate_size(row: tuple[Any, ...]) -> int:
+    """Rough in-memory size of a fetched row in bytes (text/bytes length, 16 B per coordinate)."""
+    size = 0
+    for value in row:
+        if isinstance(value, str | bytes | bytearray | memoryview):
+            size += len(value)
+        elif isinstance(value, BaseGeometry):
+            size += 16 * int(shapely.get_num_coordinates(value))
+        else:
+            size += 8
+    return size
 
 
 def _register_geometry_loaders(connection: psycopg.Connection[Any]) -> None:

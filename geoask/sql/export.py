@@ -68,7 +68,7 @@ class ResultPreview:
     def to_text(self) -> str:
         """A few lines for a prompt or the terminal."""
         columns = ", ".join(f"{c['name']} ({c['type']})" for c in self.columns)
-        count = f"{self.row_count} rows"
+        count = f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
         if self.truncated:
             count += f" - TRUNCATED at the row cap of {self.row_cap}; the query returned more"
         lines = [f"columns: {columns}", f"rows: {count}"]
@@ -195,7 +195,7 @@ def build_preview(result: QueryResult, preview_rows: int = 5) -> ResultPreview:
     first_rows = [
         {
             names[i]: (
-                _short_wkt(value) if i in geometry_indexes else json_value(value)
+                _short_wkt(value) if i in geometry_indexes else _short_text(json_value(value))
             )
             for i, value in enumerate(row)
         }
@@ -340,6 +340,13 @@ def _short_wkt(value: Any, limit: int = 80) -> str | None:
         return json_value(value)
     text = shapely.to_wkt(to_wgs84(value), rounding_precision=6)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _short_text(value: Any, limit: int = 200) -> Any:
+    """Cut long text in previews, saying how long it was (the exported file keeps it whole)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}... ({len(value):,} characters)"
+    return value
 
 
 def _union_bounds(bounds: list[np.ndarray]) -> list[float]:

@@ -27,6 +27,7 @@ AGGREGATE_FUNCTIONS = _names(
     count sum avg min max stddev stddev_pop stddev_samp variance var_pop var_samp corr
     covar_pop covar_samp regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy
     regr_sxx regr_syy regr_sxy percentile_cont percentile_disc mode bool_and bool_or every
+    grouping
     array_agg string_agg json_agg jsonb_agg json_object_agg jsonb_object_agg bit_and bit_or
     """
 )
@@ -44,6 +45,8 @@ MATH_FUNCTIONS = _names(
     """
 )
 CONDITIONAL_FUNCTIONS = _names("coalesce nullif greatest least num_nonnulls num_nulls")
+# `x <> ALL (ARRAY[...])`, `x = SOME/ANY (ARRAY[...])`: sqlglot reads the array form as a call
+QUANTIFIERS = _names("all some any")
 STRING_FUNCTIONS = _names(
     """
     lower upper initcap length char_length character_length octet_length bit_length substr
@@ -59,7 +62,7 @@ DATE_TIME_FUNCTIONS = _names(
     now current_date current_timestamp localtimestamp date_trunc date_part extract age
     make_date make_time make_timestamp make_timestamptz make_interval to_char to_date
     to_timestamp to_number justify_days justify_hours justify_interval isfinite date_bin
-    statement_timestamp transaction_timestamp
+    statement_timestamp transaction_timestamp timezone
     """
 )
 JSON_FUNCTIONS = _names(
@@ -85,6 +88,7 @@ READ_ONLY_FUNCTIONS: frozenset[str] = (
     | WINDOW_FUNCTIONS
     | MATH_FUNCTIONS
     | CONDITIONAL_FUNCTIONS
+    | QUANTIFIERS
     | STRING_FUNCTIONS
     | DATE_TIME_FUNCTIONS
     | JSON_FUNCTIONS

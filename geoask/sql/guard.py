@@ -45,6 +45,14 @@ class CheckedQuery:
     body_offset: int = 0
 
 
+# sqlglot parses and walks trees recursively; a query nested deeper than Python's recursion
+# limit allows is refused rather than half-checked.
+TOO_DEEP = GuardViolation(
+    "parses",
+    "the query is nested too deeply to be checked; flatten it with WITH clauses (CTEs)",
+)
+
+
 def find_violation(sql: str, context: GuardContext) -> GuardViolation | None:
     """Run the rules on ``sql`` and return the first failure, or None if it passes.
 
@@ -55,9 +63,11 @@ def find_violation(sql: str, context: GuardContext) -> GuardViolation | None:
 
     try:
         query = parse_query(sql)
+        return _first_violation(query, context)
     except QueryRejectedError as error:
         return GuardViolation(error.rule, error.description, error.fragment, error.line, error.col)
-    return _first_violation(query, context)
+    except RecursionError:
+        return TOO_DEEP
 
 
 def check_sql(sql: str, context: GuardContext) -> CheckedQuery:
@@ -71,8 +81,11 @@ def check_sql(sql: str, context: GuardContext) -> CheckedQuery:
             ``col`` say which and where).
 
     """
-    query = parse_query(sql)
-    violation = _first_violation(query, context)
+    try:
+        query = parse_query(sql)
+        violation = _first_violation(query, context)
+    except RecursionError:
+        violation = TOO_DEEP
     if violation is not None:
         raise violation.to_error()
     body, quoted = normalized_body(query, context.case_sensitive_names)

@@ -60,6 +60,8 @@ def test_read_only_transaction_blocks_writes(reader, database, statement, error)
         ("SELECT pg_read_file('/etc/passwd')", psycopg.errors.InsufficientPrivilege),
         ("COPY (SELECT 1) TO PROGRAM 'id'", psycopg.errors.InsufficientPrivilege),
         ("SELECT lo_import('/etc/passwd')", psycopg.errors.InsufficientPrivilege),
+        ("SELECT pg_terminate_backend(pg_backend_pid())", psycopg.errors.InsufficientPrivilege),
+        ("SELECT pg_cancel_backend(pg_backend_pid())", psycopg.errors.InsufficientPrivilege),
     ],
 )
 def test_privileges_block_writes_even_in_a_read_write_transaction(reader, database, statement,

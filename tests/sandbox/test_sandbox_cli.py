@@ -49,7 +49,6 @@ def test_run_prints_outcome_json(tmp_path: Path, sandbox_settings: Settings, mon
     ("args", "message"),
     [
         (["sandbox", "run", "/nonexistent/script.py"], "cannot read script"),
-        (["sandbox", "run", "{script}", "--memory", "10"], "invalid limit: memory_mib"),
     ],
 )
 def test_user_errors_are_one_line_messages(
@@ -64,6 +63,19 @@ def test_user_errors_are_one_line_messages(
     assert exited.value.code == 1
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize(("option", "value"), [("--memory", "10"), ("--memory", "999999999"),
+                                               ("--timeout", "1e9"), ("--timeout", "0")])
+def test_limits_out_of_range_are_usage_errors(tmp_path: Path, monkeypatch, capsys,
+                                              option: str, value: str) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("print(1)\n")
+    monkeypatch.setattr(sys, "argv", ["geoask", "sandbox", "run", str(script), option, value])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert f"Invalid value for '{option}'" in capsys.readouterr().err
 
 
 @pytest.mark.sandbox

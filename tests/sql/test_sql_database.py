@@ -56,7 +56,7 @@ def test_row_cap_truncation_is_reported(runner):
         ("SELECT iata, count(*) FROM demo.airports", "grouping"),
         ("SELECT 1 / 0", "division_by_zero"),
         ("SELECT count(*) FROM generate_series(1, 1000000000)", "timeout"),
-        ("SELECT * FROM pg_catalog.pg_authid", "permission"),
+        ("SELECT * FROM geoask_meta.load_state", "permission"),
     ],
 )
 def test_database_errors_are_classified(runner, sql, kind):

@@ -15,6 +15,7 @@ from geoask.sql.rules import (
     no_operator_syntax,
     no_row_locks,
     no_select_into,
+    no_system_catalogs,
     query_only,
     single_statement,
     spatial_policy,
@@ -27,6 +28,11 @@ TOPK = GuardContext(contract=AnswerContract.TOPK)
 
 # (rule, sql, context, expected fragment or None when the rule must pass)
 CASES = [
+    (no_system_catalogs, "SELECT setting FROM pg_settings", SEPARATED, "pg_settings"),
+    (no_system_catalogs, "SELECT * FROM information_schema.columns", SEPARATED,
+     "information_schema.columns"),
+    (no_system_catalogs, "WITH pg_x AS (SELECT 1 AS a) SELECT a FROM pg_x", SEPARATED, None),
+    (no_system_catalogs, "SELECT * FROM demo.airports", SEPARATED, None),
     (single_statement, "SELECT 1; SELECT 2", SEPARATED, "; SELECT 2"),
     (single_statement, "SELECT 1;;", SEPARATED, None),
     (single_statement, "SELECT 1 -- x\n; DROP TABLE t", SEPARATED, "; DROP TABLE t"),

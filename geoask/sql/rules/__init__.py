@@ -13,6 +13,7 @@ from geoask.sql.rules.no_data_modification import no_data_modification
 from geoask.sql.rules.no_operator_syntax import no_operator_syntax
 from geoask.sql.rules.no_row_locks import no_row_locks
 from geoask.sql.rules.no_select_into import no_select_into
+from geoask.sql.rules.no_system_catalogs import no_system_catalogs
 from geoask.sql.rules.query_only import query_only
 from geoask.sql.rules.single_statement import single_statement
 from geoask.sql.rules.spatial_policy import spatial_policy
@@ -27,6 +28,7 @@ RULES = (
     lexical_safety,
     no_bind_parameters,
     no_operator_syntax,
+    no_system_catalogs,
     spatial_policy,
     allowed_functions,
     topk_contract,

@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from geoask.sql.calls import FunctionCall, function_calls
 from geoask.sql.context import GuardContext
-from geoask.sql.functions import allowed_function_names
+from geoask.sql.functions import POSTGIS_READ_FUNCTIONS, allowed_function_names
 from geoask.sql.parsing import ParsedQuery, violation_at
 from geoask.sql.violation import GuardViolation
 
@@ -49,7 +49,9 @@ def allowed_functions(query: ParsedQuery, context: GuardContext) -> GuardViolati
 
 
 def _problem(call: FunctionCall, allowed: frozenset[str]) -> str | None:
-    if call.schema is not None and call.schema != "pg_catalog":
+    postgis_in_public = call.schema == "public" and call.name in allowed and (
+        call.name in POSTGIS_READ_FUNCTIONS)
+    if call.schema is not None and call.schema != "pg_catalog" and not postgis_in_public:
         return (
             f"the call is qualified with schema {call.schema!r}; call built-in functions "
             "without a schema (or with pg_catalog.)"

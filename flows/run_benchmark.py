@@ -1,0 +1,144 @@
+"""The benchmark flow: every case a question subflow run, concurrently, resumable, reported.
+
+Run it with ``geoask bench [--model M] [--variant V|all] [--tasks-file F] [--limit N]
+[--repeat K] [--out DIR]`` or ``run_benchmark(...)``. Each (variant, repeat, case) is one
+``benchmark-case`` task that runs the ``answer-question`` flow as a subflow (inspectable in the
+UI, named ``<case id>-<variant>-r<repeat>``) and persists the run under ``<out>/runs/``; the
+task runner is a ``ThreadPoolTaskRunner`` (``GEOASK_BENCH_CONCURRENCY`` threads) or, with
+``GEOASK_BENCH_TASK_RUNNER=dask``, prefect-dask's ``DaskTaskRunner``. Runs already persisted
+are not redone, so an interrupted benchmark resumes; a question whose task could not even run
+(a Prefect API error such as 503) is resubmitted up to twice, then listed as not run. The
+report (SSA with a bootstrap 95% interval over repeats, FEPSR, routing, time, tokens, per
+difficulty and category; ``geoask.bench.metrics``/``geoask.bench.report``) is written as
+report.json, report.md, report.csv, scores.csv and ssa_by_difficulty.png under ``<out>`` and
+published as the Prefect table ``benchmark-report`` and markdown ``benchmark-summary``
+artifacts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.futures import as_completed
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+
+from geoask.settings import Settings, get_settings
+from tasks.benchmark import (
+    CaseRun,
+    answer_case,
+    load_benchmark_cases,
+    parse_variants,
+    pending_runs,
+    report_benchmark,
+    run_keys,
+)
+
+ProgressListener = Callable[[int, int, CaseRun | None], None]
+"""``(finished, total, run)``: told after each question run of the current benchmark."""
+
+_listeners: list[ProgressListener] = []
+ORCHESTRATION_RETRIES = 2
+"""Rounds in which questions whose task could not run (Prefect API errors) are resubmitted."""
+
+
+def add_progress_listener(listener: ProgressListener) -> None:
+    """Be told about each finished question (the CLI's progress bar)."""
+    _listeners.append(listener)
+
+
+def remove_progress_listener(listener: ProgressListener) -> None:
+    """Stop telling ``listener``."""
+    if listener in _listeners:
+        _listeners.remove(listener)
+
+
+def default_out_dir(model: str, settings: Settings) -> Path:
+    """``<GEOASK_BENCH_OUT_DIR or <home>/bench-runs>/<model>``."""
+    return settings.bench_out_path / "".join(c if c.isalnum() or c in "-_." else "_"
+                                             for c in model)
+
+
+def task_runner_for(settings: Settings) -> TaskRunner[Any]:
+    """The task runner the settings choose: threads, or Dask (a cluster address or local).
+
+    The local Dask cluster runs its workers as threads of this process
+    (``GEOASK_BENCH_DASK_WORKERS`` workers, ``GEOASK_BENCH_CONCURRENCY`` threads each).
+    """
+    if settings.bench_task_runner == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        if settings.bench_dask_address:
+            return DaskTaskRunner(address=settings.bench_dask_address)
+        return DaskTaskRunner(cluster_kwargs={
+            "n_workers": settings.bench_dask_workers, "processes": False,
+            "threads_per_worker": settings.bench_concurrency, "dashboard_address": None,
+        })
+    return ThreadPoolTaskRunner(max_workers=settings.bench_concurrency)
+
+
+@flow(name="run-benchmark", validate_parameters=False)
+def run_benchmark(
+    model: str = "reference",
+    variant: str = "FULL",
+    tasks_file: str | None = None,
+    limit: int | None = None,
+    repeat: int = 1,
+    out_dir: str | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; see the module docstring. Returns the report as JSON data.
+
+    Args:
+        model: ``reference``, ``reference-faulty`` or a model string for every agent.
+        variant: a variant, a comma-separated list, or ``all``.
+        tasks_file: a case file or folder in the documented schema (default benchmark/cases).
+        limit: only the first N cases.
+        repeat: runs per case and variant (mean and bootstrap 95% interval are reported).
+        out_dir: folder of persisted runs and report files (default: :func:`default_out_dir`).
+
+    Raises:
+        GeoaskError: the cases cannot be read, or a parameter or model setting is invalid.
+
+    """
+    started = time.perf_counter()
+    settings = get_settings()
+    cases = load_benchmark_cases(tasks_file, limit)
+    folder = Path(out_dir) if out_dir else default_out_dir(model, settings)
+    keys = run_keys(model, parse_variants(variant), repeat, cases)
+    todo = pending_runs(keys, folder)
+    by_id = {case.id: case for case in cases}
+    finished = len(keys) - len(todo)
+    for listener in _listeners:
+        listener(finished, len(keys), None)
+    crashed = todo
+    for _attempt in range(1 + ORCHESTRATION_RETRIES):
+        futures = {answer_case.submit(by_id[key.case_id], key, str(folder)): key
+                   for key in crashed}
+        crashed = []
+        for future in as_completed(list(futures)):
+            try:
+                run = future.result()
+            except Exception as error:  # orchestration failed (e.g. API 503): try again
+                get_run_logger().warning("question %s did not run (%s); it is tried again",
+                                         futures[future].case_id, error)
+                crashed.append(futures[future])
+                continue
+            finished += 1
+            for listener in _listeners:
+                listener(finished, len(keys), run)
+        if not crashed:
+            break
+    meta = {"model": model, "variant": variant, "cases": len(cases), "repeat": repeat,
+            "ran": len(todo) - len(crashed), "resumed": len(keys) - len(todo),
+            "not_run": [key.case_id for key in crashed], "out_dir": str(folder),
+            "wall_time_s": time.perf_counter() - started}
+    done = [key for key in keys if key not in crashed]
+    return report_benchmark(cases, done, str(folder), meta)
+
+
+def benchmark_flow(settings: Settings | None = None) -> Any:
+    """``run_benchmark`` with the task runner the settings choose."""
+    return run_benchmark.with_options(task_runner=task_runner_for(settings or get_settings()))

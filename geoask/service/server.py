@@ -1,0 +1,207 @@
+"""Start and stop a local Prefect server (API + dashboard) on 127.0.0.1.
+
+The server runs as a child process ``python -m prefect server start`` in its own process group,
+with telemetry off, ``PREFECT_HOME=<home>/prefect`` and its database at
+``GEOASK_SERVER_DATABASE_URL`` (default: SQLite at ``<home>/prefect/prefect.db``). Start-up
+takes 10-20 s; :meth:`PrefectServer.start` waits on ``/api/health`` with a bounded timeout.
+
+>>> server_database_url(Settings(home=Path("/srv/geoask")))
+'sqlite+aiosqlite:////srv/geoask/prefect/prefect.db'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from geoask.errors import ServiceError
+from geoask.settings import Settings
+
+LOOPBACK = "127.0.0.1"
+
+
+def server_database_url(settings: Settings) -> str:
+    """The Prefect server's SQLAlchemy URL: the setting, else SQLite under ``<home>/prefect``."""
+    if settings.server_database_url:
+        return settings.server_database_url
+    return f"sqlite+aiosqlite:///{settings.prefect_home / 'prefect.db'}"
+
+
+def api_url_for(port: int) -> str:
+    """API URL of a server on 127.0.0.1:``port``.
+
+    >>> api_url_for(4200)
+    'http://127.0.0.1:4200/api'
+    """
+    return f"http://{LOOPBACK}:{port}/api"
+
+
+def client_environment(settings: Settings, api_url: str) -> dict[str, str]:
+    """Variables a Prefect client, runner or worker of this server needs (telemetry off).
+
+    Results are persisted under ``<home>/prefect/storage`` so a caller of the API can read a
+    flow run's return value.
+    """
+    return {
+        "PREFECT_API_URL": api_url,
+        "PREFECT_HOME": str(settings.prefect_home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "true",
+        "PREFECT_LOCAL_STORAGE_PATH": str(settings.prefect_home / "storage"),
+    }
+
+
+def server_environment(
+    settings: Settings, port: int, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Environment of the ``prefect server start`` child: ``base`` plus the server settings.
+
+    A ``PREFECT_API_URL`` inherited from ``base`` is dropped: the server must not point at
+    another server, and the dashboard is told the API URL of this one.
+    """
+    environment = {k: v for k, v in (base or {}).items() if k != "PREFECT_API_URL"}
+    environment.update({
+        "PREFECT_HOME": str(settings.prefect_home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_API_HOST": LOOPBACK,
+        "PREFECT_SERVER_API_PORT": str(port),
+        "PREFECT_UI_API_URL": api_url_for(port),
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL": server_database_url(settings),
+    })
+    return environment
+
+
+def port_is_free(port: int, host: str = LOOPBACK) -> bool:
+    """True when nothing listens on ``host:port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        return probe.connect_ex((host, port)) != 0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (tests start servers on it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def is_healthy(api_url: str, timeout_s: float = 2.0) -> bool:
+    """True when ``<api_url>/health`` answers 200."""
+    try:
+        return httpx.get(f"{api_url}/health", timeout=timeout_s).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+class PrefectServer:
+    """A Prefect server child process on 127.0.0.1:``port``; a context manager.
+
+    Args:
+        settings: geoask settings (home, database URL, start timeout).
+        port: the port (default ``GEOASK_SERVER_PORT``).
+        log_path: file receiving the server's output (default ``<home>/prefect/server.log``).
+
+    Attributes:
+        started_in_s: seconds from launch until the health endpoint answered (after start).
+
+    """
+
+    def __init__(self, settings: Settings, port: int | None = None,
+                 log_path: Path | None = None) -> None:
+        self.settings = settings
+        self.port = port or settings.server_port
+        self.log_path = log_path or settings.prefect_home / "server.log"
+        self.started_in_s: float | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def api_url(self) -> str:
+        """``http://127.0.0.1:<port>/api``."""
+        return api_url_for(self.port)
+
+    @property
+    def dashboard_url(self) -> str:
+        """``http://127.0.0.1:<port>`` (the Prefect UI)."""
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def start(self) -> float:
+        """Launch the server and wait for its health endpoint; return the start time in s.
+
+        Raises:
+            ServiceError: the port is taken, the server exited, or it was not healthy within
+                ``GEOASK_SERVER_START_TIMEOUT_S`` (the message points at the log).
+
+        """
+        if not port_is_free(self.port):
+            raise ServiceError(f"port {self.port} on {LOOPBACK} is already in use; stop what "
+                               "listens there or set GEOASK_SERVER_PORT to another port")
+        self.settings.prefect_home.mkdir(parents=True, exist_ok=True)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        begin = time.perf_counter()
+        with self.log_path.open("ab") as log:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "prefect", "server", "start", "--host", LOOPBACK,
+                 "--port", str(self.port), "--analytics-off"],
+                env=server_environment(self.settings, self.port, os.environ),
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        try:
+            self._wait_until_healthy(self.settings.server_start_timeout_s)
+        except ServiceError:
+            self.stop()
+            raise
+        self.started_in_s = time.perf_counter() - begin
+        return self.started_in_s
+
+    def _wait_until_healthy(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise ServiceError(f"the Prefect server exited with code {self._process.returncode}"
+                                   f" while starting; see {self.log_path}")
+            if is_healthy(self.api_url):
+                return
+            time.sleep(0.25)
+        raise ServiceError(f"the Prefect server did not answer {self.api_url}/health within "
+                           f"{timeout_s:.0f} s; see {self.log_path} or raise "
+                           "GEOASK_SERVER_START_TIMEOUT_S")
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        """Stop the server's process group: SIGTERM, then SIGKILL after ``timeout_s``."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        _signal_group(process, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _signal_group(process, signal.SIGKILL)
+            process.wait(timeout=timeout_s)
+
+    def __enter__(self) -> PrefectServer:
+        """Start the server (see :meth:`start`)."""
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """Stop the server."""
+        self.stop()
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signum)

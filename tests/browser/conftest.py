@@ -1,0 +1,35 @@
+"""Fixtures of the browser test: the shared `geoask server` of tests/service, and Chromium."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
+
+import harness
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's Chromium; the test is skipped only when it is not installed."""
+    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium; "
+                    "`make setup` installs it)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def served(database) -> Iterator[harness.Served]:
+    """`geoask server` on a free port with answer-question = the scripted flow (shared)."""
+    harness.require_sandbox()
+    try:
+        yield harness.acquire()
+    finally:
+        harness.release()

@@ -1,0 +1,120 @@
+"""The dashboard as the trace viewer, checked in headless Chromium (Debian's, via Playwright).
+
+After a scripted-model run of answer-question through the API, the test opens the Prefect UI,
+finds the run in the runs list, opens its page, and finds its task runs (one per stage) and
+its artifacts (SQL, previews, file links, script, sandbox output, summary, the answer map).
+Screenshots go to the test's tmp dir and to .geoask/screenshots/ (the combined one is
+``flow-run-stages-artifacts.png``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from scripted_flow import QUESTIONS
+
+from geoask.service.client import ask_via_api
+from geoask.settings import get_settings
+
+pytestmark = [pytest.mark.browser, pytest.mark.db, pytest.mark.sandbox]
+STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer"]
+ARTIFACT_KEYS = ["sql-1-sql", "sql-1-preview-incidents", "sql-1-file-incidents",
+                 "python-1-script", "python-1-output", "run-summary", "answer-map",
+                 "run-trace"]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / ".geoask" / "screenshots"
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def api_run(served):
+    settings = get_settings().model_copy(update={
+        "server_api_url": served.api_url, "server_home": served.work / "prefect"})
+    result = ask_via_api(QUESTIONS["buffer_topology"], settings=settings)
+    assert result.status == "answered", result.message
+    return result
+
+
+@pytest.fixture
+def page(chromium, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+
+
+def test_dashboard_shows_the_run_its_stages_and_artifacts(served, api_run, page, tmp_path):
+    from playwright.sync_api import expect
+
+    page.set_default_timeout(TIMEOUT_MS)
+    expect.set_options(timeout=TIMEOUT_MS)  # the task-run artifacts load after the flow-run ones
+    run_path = f"/runs/flow-run/{api_run.flow_run_id}"
+    page.goto(f"{served.dashboard_url}/runs")
+    page.locator(f'a[href="{run_path}"]').first.click()  # find the run in the runs list
+    page.wait_for_url(f"**{run_path}")
+    expect(page.get_by_text("answer-question").first).to_be_visible()
+    expect(page.get_by_text("Completed").first).to_be_visible()
+    expect(page.get_by_text(f"{len(STAGES)} Task runs").first).to_be_visible()
+    page.wait_for_timeout(2000)  # the run graph draws on a canvas after the data arrives
+    shots = {"flow-run": tmp_path / "flow-run.png"}
+    page.screenshot(path=shots["flow-run"])
+
+    page.locator("li#task-runs").click()
+    for stage in STAGES:
+        expect(page.get_by_role("link", name=stage, exact=True).first).to_be_visible()
+    shots["task-runs"] = tmp_path / "task-runs.png"
+    page.screenshot(path=shots["task-runs"], full_page=True)
+
+    page.locator("li#artifacts").click()
+    # the task runs' artifacts load when their section scrolls into view
+    page.get_by_role("heading", name="Task runs").scroll_into_view_if_needed()
+    for key in ARTIFACT_KEYS:
+        expect(page.get_by_text(key, exact=True).first).to_be_visible()
+    shots["artifacts"] = tmp_path / "artifacts.png"
+    page.screenshot(path=shots["artifacts"])
+    trace_link = page.locator('a:has-text("run-trace")').first.get_attribute("href")
+    map_link = page.locator('a:has-text("answer-map")').first.get_attribute("href")
+
+    page.goto(f"{served.dashboard_url}{trace_link}")  # tokens and timings per stage
+    for text in ("prompt_tokens", "wall_ms", "python-1", "total"):
+        expect(page.get_by_text(text, exact=True).first).to_be_visible()
+    shots["run-trace"] = tmp_path / "run-trace.png"
+    page.screenshot(path=shots["run-trace"])
+
+    page.goto(f"{served.dashboard_url}{map_link}")
+    image = page.locator('img[src^="data:image/png;base64,"]').first
+    expect(image).to_be_visible()
+    assert image.evaluate("img => img.naturalWidth") > 400
+    shots["answer-map"] = tmp_path / "answer-map.png"
+    page.screenshot(path=shots["answer-map"], full_page=True)
+
+    combined = tmp_path / "flow-run-stages-artifacts.png"
+    stack(list(shots.values()), combined)
+    assert Image.open(combined).height > 4000
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for path in [*shots.values(), combined]:
+        shutil.copy(path, SCREENSHOTS / path.name)
+
+
+def stack(images: list[Path], target: Path, max_height: int = 1000) -> None:
+    """Write ``images`` (each cut to ``max_height`` px) one below the other as ``target``."""
+    pieces = [Image.open(path).convert("RGB") for path in images]
+    pieces = [p.crop((0, 0, p.width, min(p.height, max_height))) for p in pieces]
+    sheet = Image.new("RGB", (max(p.width for p in pieces), sum(p.height for p in pieces)),
+                      "white")
+    top = 0
+    for piece in pieces:
+        sheet.paste(piece, (0, top))
+        top += piece.height
+    sheet.save(target)

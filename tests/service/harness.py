@@ -1,0 +1,174 @@
+"""A `geoask server` subprocess for the service and browser tests (one per test session).
+
+``acquire()`` starts ``geoask server --port <free> --answer-flow tests/service/scripted_flow.py``
+with its own PREFECT_HOME, artifact and sandbox folders, waits until the deployment
+``answer-question`` is registered, and returns a :class:`Served`; ``release()`` (called by each
+fixture's teardown) stops it with SIGTERM when the last user is done - always, also on failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from geoask.service.server import api_url_for, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIM = ROOT / "tests" / "service" / "scripted_flow.py"
+GEOASK = str(Path(sys.executable).parent / "geoask")  # the console script a person runs
+
+
+@dataclass
+class Served:
+    """A running `geoask server`: URLs, environment, folders and measured start-up times."""
+
+    process: subprocess.Popen
+    port: int
+    work: Path
+    environment: dict[str, str]
+    log_path: Path
+    healthy_after_s: float | None = None
+    ready_after_s: float = 0.0
+    users: int = 0
+    artifacts: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.artifacts = self.work / "artifacts"
+
+    @property
+    def api_url(self) -> str:
+        return api_url_for(self.port)
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+_served: Served | None = None
+
+
+def service_environment(work: Path) -> dict[str, str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
+    environment.update({
+        "GEOASK_SERVER_HOME": str(work / "prefect"),
+        "GEOASK_ARTIFACT_ROOT": str(work / "artifacts"),
+        "GEOASK_SANDBOX_WORK_DIR": str(work / "sandbox-runs"),
+        "GEOASK_SANDBOX_ARTIFACTS_URL": str(work / "sandbox-artifacts"),
+        "PYTHONUNBUFFERED": "1",
+    })
+    return environment
+
+
+def acquire(timeout_s: float = 180.0) -> Served:
+    """The shared server, started on first use."""
+    global _served
+    if _served is None:
+        _served = _start(timeout_s)
+    _served.users += 1
+    return _served
+
+
+def release() -> None:
+    """Drop one user; stop the server after the last one."""
+    global _served
+    if _served is None:
+        return
+    _served.users -= 1
+    if _served.users <= 0:
+        served, _served = _served, None
+        stop(served)
+
+
+def _start(timeout_s: float) -> Served:
+    work = Path("/tmp") / f"geoask-service-tests-{os.getpid()}"
+    work.mkdir(mode=0o755, exist_ok=True)
+    port = free_port()
+    environment = service_environment(work)
+    log_path = work / "geoask-server.out"
+    begin = time.perf_counter()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [GEOASK, "server", "--port", str(port),
+             "--answer-flow", f"{SHIM}:answer_question"],
+            env=environment, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True)
+    served = Served(process, port, work, environment, log_path)
+    try:
+        _wait_for_deployment(served, "answer-question", begin + timeout_s)
+    except BaseException:
+        stop(served)
+        raise
+    served.ready_after_s = time.perf_counter() - begin
+    match = re.search(r"healthy after ([0-9.]+) s", served.log())
+    served.healthy_after_s = float(match.group(1)) if match else None
+    return served
+
+
+def deployment_names(api_url: str) -> list[str]:
+    response = httpx.post(f"{api_url}/deployments/filter", json={}, timeout=5)
+    response.raise_for_status()
+    return [d["name"] for d in response.json()]
+
+
+def _wait_for_deployment(served: Served, name: str, deadline: float) -> None:
+    while time.perf_counter() < deadline:
+        if served.process.poll() is not None:
+            raise RuntimeError(f"geoask server exited with {served.process.returncode}:\n"
+                               f"{served.log()}")
+        try:
+            if name in deployment_names(served.api_url):
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"deployment {name} not registered in time:\n{served.log()}")
+
+
+def stop(served: Served, timeout_s: float = 30.0) -> int | None:
+    """SIGTERM the `geoask server` process (it stops its Prefect server); SIGKILL if stuck."""
+    process = served.process
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=timeout_s)
+    code = process.returncode
+    shutil.rmtree(served.work, ignore_errors=True)
+    return code
+
+
+def api_json(served: Served, path: str, body: dict | None = None) -> list | dict:
+    """POST ``body`` to ``<api>/<path>`` and return the JSON reply."""
+    response = httpx.post(f"{served.api_url}/{path}", json=body or {}, timeout=10)
+    response.raise_for_status()
+    return json.loads(response.text)
+
+
+def require_sandbox() -> None:
+    """Skip unless the sandbox can run (bubblewrap, root); build its runtime when missing."""
+    import pytest
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox must be started as root")
+    from geoask.settings import get_settings
+    from sandbox.runtime import ensure_runtime
+
+    settings = get_settings()
+    ensure_runtime(settings.sandbox_runtime_path, settings.sandbox_base_python)

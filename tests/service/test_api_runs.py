@@ -1,0 +1,115 @@
+"""Runs through the API of a `geoask server` subprocess: same answer, stages, artifacts, CLI.
+
+The served answer-question is tests/service/scripted_flow.py: the real flow body with a
+scripted model, so a run through the API and a direct run must give the same answer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from harness import GEOASK, Served, api_json, deployment_names
+from scripted_flow import QUESTIONS
+
+from geoask.errors import ServiceError
+from geoask.service.client import ask_via_api, run_deployment_and_wait
+from geoask.settings import Settings, get_settings
+
+pytestmark = [pytest.mark.db, pytest.mark.sandbox]
+HERE = Path(__file__).parent
+STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer"]
+COMPARED = ("status", "answer", "message", "transitions", "route")
+
+
+def settings_for(served: Served) -> Settings:
+    return get_settings().model_copy(update={
+        "server_api_url": served.api_url, "server_home": served.work / "prefect"})
+
+
+@pytest.fixture(scope="module")
+def api_run(served):
+    """The buffer question (SQL, then Python, exported GeoJSON) run through the API."""
+    return ask_via_api(QUESTIONS["buffer_topology"], settings=settings_for(served))
+
+
+def direct_run(served: Served, question: str) -> dict:
+    environment = {**served.environment, "PREFECT_API_URL": served.api_url}
+    completed = subprocess.run(
+        [sys.executable, str(HERE / "run_direct.py"), question], env=environment,
+        capture_output=True, text=True, timeout=600, check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.strip().splitlines()[-1])["result"]
+
+
+def test_deployments_are_served_with_the_run_form_parameters(served):
+    assert "answer-question" in deployment_names(served.api_url)
+    deployment = next(d for d in api_json(served, "deployments/filter")
+                      if d["name"] == "answer-question")
+    assert set(deployment["parameter_openapi_schema"]["properties"]) == {
+        "question", "variant", "model"}
+    assert served.healthy_after_s is not None and served.healthy_after_s > 0
+
+
+def test_api_run_answers_like_a_direct_run(served, api_run):
+    direct = direct_run(served, QUESTIONS["buffer_topology"])
+    via_api = api_run.model_dump(mode="json")
+    assert via_api["status"] == "answered", via_api["message"]
+    assert {k: via_api[k] for k in COMPARED} == {k: direct[k] for k in COMPARED}
+    assert via_api["flow_run_id"] and via_api["flow_run_id"] != direct["flow_run_id"]
+    assert via_api["run_id"] != direct["run_id"]
+
+
+def test_flow_run_page_has_the_stages_and_artifacts(served, api_run):
+    flow_run_id = api_run.flow_run_id
+    runs = api_json(served, "task_runs/filter",
+                    {"flow_runs": {"id": {"any_": [flow_run_id]}}})
+    names = {run["name"] for run in runs}
+    assert set(STAGES) <= names, names
+    assert {run["state_type"] for run in runs} == {"COMPLETED"}
+    artifacts = api_json(served, "artifacts/filter",
+                         {"artifacts": {"flow_run_id": {"any_": [flow_run_id]}}})
+    by_key = {a["key"]: a for a in artifacts if a["key"]}
+    for key in ("sql-1-sql", "sql-1-preview-incidents", "sql-1-preview-interstates",
+                "sql-1-file-incidents", "python-1-script", "python-1-output", "run-summary",
+                "answer-map", "run-trace", "run-execution-log"):
+        assert key in by_key, sorted(by_key)
+    assert by_key["sql-1-preview-incidents"]["type"] == "table"
+    assert "ST_DWITHIN" not in by_key["sql-1-sql"]["data"].upper()  # FULL: no spatial SQL
+    assert "SELECT" in by_key["sql-1-sql"]["data"].upper()
+    assert "import" in by_key["python-1-script"]["data"]
+    assert "incidents.geojson" in by_key["sql-1-file-incidents"]["data"]
+    assert "data:image/png;base64," in by_key["answer-map"]["data"]
+    assert api_run.message.split()[0] in by_key["run-summary"]["data"]
+    trace = {row["stage"]: row for row in json.loads(by_key["run-trace"]["data"])}
+    assert set(STAGES) <= set(trace)
+    for stage in ("intent", "plan", "sql-1", "python-1", "review", "answer"):
+        assert trace[stage]["prompt_tokens"] > 0 and trace[stage]["wall_ms"] > 0, trace[stage]
+    assert "execution_log.json" in by_key["run-execution-log"]["data"]
+    folder = Path(api_run.artifact_folder)
+    assert folder.is_relative_to(served.artifacts)
+    assert (folder / "map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_ask_via_api_cli_prints_the_answer(served, api_run):
+    environment = {**served.environment, "GEOASK_SERVER_API_URL": served.api_url}
+    completed = subprocess.run(
+        [GEOASK, "ask", QUESTIONS["filter_rank"], "--via-api",
+         "--json"], env=environment, capture_output=True, text=True, timeout=600, check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    result = json.loads(completed.stdout)
+    assert result["status"] == "answered"
+    assert len(result["answer"]["data_payload"]["items"]) == 5
+
+
+def test_unknown_deployment_is_a_clear_error(served):
+    with pytest.raises(ServiceError, match="no deployment named 'no-such-thing'"):
+        run_deployment_and_wait("no-such-thing", {}, 30, settings=settings_for(served))
+
+
+def test_failed_run_reports_its_state(served):
+    with pytest.raises(ServiceError, match=r"ended FAILED: .*knows only the demo questions"):
+        ask_via_api("What is the meaning of life?", settings=settings_for(served))

@@ -1,0 +1,154 @@
+"""Pure parts of geoask.service: environments, URLs, deployments, prefect.yaml, errors."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+import yaml
+
+from geoask.errors import ServiceError
+from geoask.service import deployments, server
+from geoask.service.client import qualified_deployment_name, run_deployment_and_wait
+from geoask.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFECT_YAML = ROOT / "deployments" / "prefect.yaml"
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({"home": Path("/srv/g")}, "sqlite+aiosqlite:////srv/g/prefect/prefect.db"),
+    ({"home": Path("/srv/g"), "server_home": Path("/var/p")}, "sqlite+aiosqlite:////var/p/prefect.db"),
+    ({"server_database_url": "postgresql+asyncpg://p:s@db/prefect"},
+     "postgresql+asyncpg://p:s@db/prefect"),
+])
+def test_server_database_url(overrides, expected):
+    assert server.server_database_url(Settings(**overrides)) == expected
+
+
+def test_server_environment_is_loopback_offline_and_drops_a_foreign_api_url():
+    settings = Settings(home=Path("/srv/g"))
+    environment = server.server_environment(
+        settings, 4321, {"PATH": "/bin", "PREFECT_API_URL": "http://elsewhere/api"})
+    assert environment["PATH"] == "/bin"
+    assert "PREFECT_API_URL" not in environment
+    assert environment["PREFECT_SERVER_API_HOST"] == "127.0.0.1"
+    assert environment["PREFECT_SERVER_API_PORT"] == "4321"
+    assert environment["PREFECT_UI_API_URL"] == "http://127.0.0.1:4321/api"
+    assert environment["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+    assert environment["DO_NOT_TRACK"] == "1"
+    assert environment["PREFECT_HOME"] == "/srv/g/prefect"
+
+
+def test_client_environment_persists_results_under_the_server_home():
+    environment = server.client_environment(Settings(home=Path("/srv/g")), "http://h:1/api")
+    assert environment["PREFECT_API_URL"] == "http://h:1/api"
+    assert environment["PREFECT_RESULTS_PERSIST_BY_DEFAULT"] == "true"
+    assert environment["PREFECT_LOCAL_STORAGE_PATH"] == "/srv/g/prefect/storage"
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({}, "http://127.0.0.1:4200/api"),
+    ({"server_port": 4300}, "http://127.0.0.1:4300/api"),
+    ({"server_api_url": "http://prefect:4200/api"}, "http://prefect:4200/api"),
+])
+def test_prefect_api_url(overrides, expected):
+    assert Settings(**overrides).prefect_api_url == expected
+
+
+def test_start_refuses_a_taken_port(tmp_path):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        prefect_server = server.PrefectServer(Settings(home=tmp_path), port=port)
+        with pytest.raises(ServiceError, match=rf"port {port} .* already in use"):
+            prefect_server.start()
+
+
+def test_no_server_is_a_clear_error(tmp_path):
+    settings = Settings(home=tmp_path, server_port=server.free_port())
+    with pytest.raises(ServiceError, match=r"no Prefect server answers at .*`geoask server`"):
+        run_deployment_and_wait("answer-question", {"question": "q"}, 5, settings=settings)
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("answer-question/answer-question", "answer-question/answer-question"),
+    ("run-benchmark/nightly-benchmark", "run-benchmark/nightly-benchmark"),
+    ("nightly-benchmark", None),
+])
+def test_qualified_deployment_name(name, expected):
+    assert qualified_deployment_name(name) == expected
+
+
+@pytest.mark.parametrize(("accepted", "expected"), [
+    ({"model", "variant", "limit"}, {"model": "reference", "variant": "FULL"}),
+    ({"model"}, {"model": "reference"}),
+    (set(), {}),
+])
+def test_nightly_parameters_only_those_the_flow_accepts(accepted, expected):
+    assert deployments.nightly_parameters(Settings(), accepted) == expected
+
+
+def test_answer_deployment_form_has_question_model_variant_only():
+    deployment = deployments.answer_deployment()
+    schema = deployment._parameter_openapi_schema.model_dump()
+    assert set(schema["properties"]) == set(deployments.ANSWER_PARAMETERS)
+    assert schema["required"] == ["question"]
+    assert deployment.name == "answer-question"
+    assert deployment.entrypoint == "flows/answer_question.py:answer_question"
+
+
+def test_nightly_benchmark_deployment_is_scheduled():
+    flow = deployments.benchmark_flow()
+    if flow is None:
+        pytest.skip(f"{deployments.BENCHMARK_ENTRYPOINT} does not exist yet")
+    deployment = deployments.benchmark_deployment(Settings(benchmark_schedule_cron="15 3 * * *"),
+                                                  flow)
+    assert deployment is not None
+    assert deployment.name == "nightly-benchmark"
+    assert [s.schedule.cron for s in deployment.schedules] == ["15 3 * * *"]
+    assert deployment.parameters == {"model": "reference", "variant": "FULL"}
+
+
+# deployments/prefect.yaml must describe the same deployments as geoask server serves.
+
+def prefect_yaml() -> dict:
+    return yaml.safe_load(PREFECT_YAML.read_text())
+
+
+@pytest.mark.parametrize(("name", "entrypoint"), [
+    ("answer-question", "flows/answer_question.py:answer_question"),
+    ("nightly-benchmark", deployments.BENCHMARK_ENTRYPOINT),
+])
+def test_prefect_yaml_entrypoints(name, entrypoint):
+    declared = {d["name"]: d for d in prefect_yaml()["deployments"]}
+    assert declared[name]["entrypoint"] == entrypoint
+    path, _, function = entrypoint.partition(":")
+    if (ROOT / path).exists():
+        assert f"def {function}(" in (ROOT / path).read_text()
+    assert declared[name]["work_pool"]["name"] == "geoask-process"
+
+
+def test_prefect_yaml_schedule_and_parameters_match_the_settings_defaults():
+    nightly = next(d for d in prefect_yaml()["deployments"] if d["name"] == "nightly-benchmark")
+    defaults = Settings()
+    assert nightly["schedules"] == [{"cron": defaults.benchmark_schedule_cron,
+                                     "timezone": "UTC", "active": True}]
+    assert nightly["parameters"] == {"model": defaults.benchmark_schedule_model,
+                                     "variant": "FULL"}
+
+
+def test_prefect_yaml_parameters_exist_on_the_flows():
+    import inspect
+
+    from flows.answer_question import answer_question
+
+    flows = {"answer-question": answer_question, "nightly-benchmark": deployments.benchmark_flow()}
+    for declared in prefect_yaml()["deployments"]:
+        flow = flows[declared["name"]]
+        if flow is None:
+            continue
+        accepted = set(inspect.signature(flow.fn).parameters)
+        assert set(declared["parameters"]) <= accepted, declared["name"]
