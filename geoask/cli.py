@@ -7,12 +7,11 @@ Run ``geoask --help``. Sub-commands live next to what they drive (``geoask/db/cl
 
 from __future__ import annotations
 
-import logging
 import sys
-from collections.abc import Callable
 
 import typer
 
+from geoask.console import one_line_console_logs
 from geoask.errors import GeoaskError
 
 app = typer.Typer(
@@ -50,41 +49,9 @@ def _register() -> None:
 _register()
 
 
-def _one_line_console_logs() -> None:
-    """Print Prefect's log records on the console without tracebacks.
-
-    A failing stage logs its exception with the traceback; the user gets geoask's one-line
-    error instead, while the Prefect run log (UI/API handlers) keeps the full traceback.
-    """
-    import logging
-
-    from prefect.logging.configuration import setup_logging
-    from prefect.logging.handlers import PrefectConsoleHandler
-
-    setup_logging()
-    loggers = [logging.getLogger(), *(logging.getLogger(name) for name in
-                                      list(logging.root.manager.loggerDict))]
-    for logger in loggers:
-        for handler in getattr(logger, "handlers", []):
-            if isinstance(handler, PrefectConsoleHandler) and not hasattr(handler, "_geoask"):
-                handler.emit = _without_traceback(handler.emit)  # type: ignore[method-assign,assignment]
-                handler._geoask = True  # type: ignore[attr-defined]
-
-
-def _without_traceback(emit: Callable[[logging.LogRecord], None]
-                       ) -> Callable[[logging.LogRecord], None]:
-    def emit_one_line(record: logging.LogRecord) -> None:
-        if record.exc_info or record.exc_text:
-            record = logging.makeLogRecord({**record.__dict__, "exc_info": None,
-                                            "exc_text": None})
-        emit(record)
-
-    return emit_one_line
-
-
 def main() -> None:
     """Console entry point: run the app, turning geoask errors into a message and exit code."""
-    _one_line_console_logs()
+    one_line_console_logs()
     try:
         app()
     except GeoaskError as error:

@@ -13,7 +13,6 @@ the reference programs and writes the projected answers into ``expected.value``.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -26,6 +25,7 @@ from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases, write_expected_va
 from geoask.bench.projection import ProjectionError
 from geoask.bench.runner import ProgramFailedError, ProgramRunner
 from geoask.bench.verify import reference_answer, summarize, verify_case
+from geoask.console import quiet_console
 from geoask.errors import BenchmarkCaseError
 from geoask.settings import get_settings
 
@@ -172,7 +172,7 @@ def bench(
     if ctx.invoked_subcommand is not None:
         return
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    quiet_console()
     from flows.run_benchmark import default_out_dir
     from tasks.benchmark import load_benchmark_cases, parse_variants
 

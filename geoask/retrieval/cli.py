@@ -45,6 +45,26 @@ def format_subset(subset: SchemaSubset) -> str:
     return "\n".join(lines)
 
 
+MAX_QUERY_CHARS = 2000
+
+
+def checked_query_text(text: str) -> str:
+    """The search text, stripped; raises ConfigurationError when empty, not UTF-8 or too long."""
+    from geoask.errors import ConfigurationError
+
+    stripped = text.strip()
+    if not stripped:
+        raise ConfigurationError("the search text is empty; give a question or subtask")
+    try:
+        stripped.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigurationError("the search text is not valid UTF-8") from None
+    if len(stripped) > MAX_QUERY_CHARS:
+        raise ConfigurationError(
+            f"the search text has {len(stripped):,} characters; at most {MAX_QUERY_CHARS:,}")
+    return stripped
+
+
 def search(
     text: str = typer.Argument(..., help="Question or planner subtask to retrieve tables for."),
     k: int = typer.Option(8, "--k", min=1, max=8, help="Most tables to return (1-8)."),
@@ -68,6 +88,7 @@ def search(
     from geoask.errors import ConfigurationError
     from geoask.retrieval.service import open_retriever
 
+    text = checked_query_text(text)
     try:
         start, _, end = (period or "").partition("/")
         intent = RetrievalIntent(

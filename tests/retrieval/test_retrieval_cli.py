@@ -64,3 +64,16 @@ def test_bad_filter_is_a_clear_error(cli_env):
     result = runner.invoke(app, ["catalog", "search", "rain", "--period", "Sept 99"])
     assert isinstance(result.exception, ConfigurationError)
     assert "YYYY" in str(result.exception)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "is empty"), ("   ", "is empty"), ("\udcff rain", "not valid UTF-8"),
+     ("x" * 2001, "at most 2,000")],
+)
+def test_unusable_search_text_is_refused(text, message):
+    from geoask.errors import ConfigurationError
+    from geoask.retrieval.cli import checked_query_text
+
+    with pytest.raises(ConfigurationError, match=message):
+        checked_query_text(text)

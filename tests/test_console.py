@@ -1,0 +1,36 @@
+"""Terminal output of Prefect logs: one line per failure, warnings only when asked."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from geoask.console import _console_handlers, _without_traceback, quiet_console
+
+
+def _record_with_traceback() -> logging.LogRecord:
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        return logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1,
+                                 "Encountered exception", None, sys.exc_info())
+
+
+def test_console_copy_drops_the_traceback_but_the_original_keeps_it():
+    seen: list[logging.LogRecord] = []
+    original = _record_with_traceback()
+    _without_traceback(seen.append)(original)
+    assert seen[0].exc_info is None and seen[0].getMessage() == "Encountered exception"
+    assert original.exc_info is not None  # other handlers (the run log) still get it
+
+
+def test_quiet_console_raises_the_console_level_only():
+    handlers = list(_console_handlers())
+    assert handlers, "Prefect's console handler should be configured"
+    before = [h.level for h in handlers]
+    try:
+        quiet_console(logging.WARNING)
+        assert all(h.level == logging.WARNING for h in _console_handlers())
+    finally:
+        for handler, level in zip(handlers, before, strict=True):
+            handler.setLevel(level)
