@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
+from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA
 from geoask.answers import PAYLOAD_SCHEMAS, AnswerType, payload_errors
 from geoask.evidence import unsupported_numbers
 
@@ -23,13 +24,17 @@ from geoask.evidence import unsupported_numbers
 class FinalAnswer(BaseModel):
     """The typed final answer."""
 
+    model_config = COMPACT_SCHEMA
+
     answer_type: AnswerType
-    data_payload: Any = Field(description="Shaped per the answer type's JSON Schema.")
-    summary: str = Field(description="One or two sentences for the user, with units.")
+    data_payload: Any = Field(description="Valid under the payload JSON Schema.")
+    summary: str
 
 
 class AnswerRefusal(BaseModel):
     """No answer can be given from the evidence."""
+
+    model_config = COMPACT_SCHEMA
 
     reason: str
 
@@ -47,27 +52,24 @@ class AnswerDeps:
     evidence: str
 
 
-PAYLOAD_SCHEMAS_TEXT = "\n".join(
-    f"- {answer_type.value}: {json.dumps(schema, separators=(',', ':'))}"
-    for answer_type, schema in PAYLOAD_SCHEMAS.items())
+def payload_schema_text(answer_type: AnswerType) -> str:
+    """The compact JSON Schema of ``answer_type``'s payload (only the contracted one is sent)."""
+    return json.dumps(PAYLOAD_SCHEMAS[answer_type], separators=(",", ":"))
 
 # --- instructions --------------------------------------------------------------------------
 # Developer note: the final answer contract of CGD-QCSF: an explicit answer_type and a
 # data_payload that must validate; numbers are copied from the accepted evidence.
 
-INSTRUCTIONS = f"""\
-You write the final answer of a question from accepted evidence. You get the question, the
-answer contract (answer type and fields) and the evidence: query results and computation
-outputs. Reply with FinalAnswer:
+INSTRUCTIONS = """\
+Write the final answer of a question from accepted evidence. You get the question, the answer
+contract (answer type and fields), the payload JSON Schema of that type and the evidence (query
+results and computation outputs). Reply with FinalAnswer:
 - answer_type: exactly the contracted type.
-- data_payload: shaped by that type's JSON Schema below. Copy every number from the evidence
+- data_payload: valid under the payload JSON Schema. Copy every number from the evidence
   (rounding is fine); never compute, estimate or invent a value. Ranks start at 1 and follow
-  the evidence's order. Give units in the unit/units fields; coordinates are WGS 84 lon/lat.
+  the evidence's order. Units go in the unit/units fields; coordinates are WGS 84 lon/lat.
 - summary: one or two sentences for the user, with units, saying what the numbers are.
-Reply with AnswerRefusal when the evidence does not contain the answer.
-
-Payload JSON Schemas by answer_type:
-{PAYLOAD_SCHEMAS_TEXT}
+Reply AnswerRefusal when the evidence does not contain the answer.
 """
 
 
@@ -139,6 +141,7 @@ answer_agent: Agent[AnswerDeps, AnswerOutput] = Agent(
     name="answer",
     defer_model_check=True,
     retries={"output": OUTPUT_RETRIES},
+    capabilities=[COMPACT_OUTPUT_TOOLS],
 )
 
 
@@ -152,4 +155,5 @@ def prompt(deps: AnswerDeps) -> str:
     fields = ", ".join(deps.answer_fields) or "(not fixed)"
     return (f"Question: {deps.question}\n\n"
             f"Answer contract: answer_type={deps.answer_type.value}; answer fields: {fields}\n\n"
+            f"Payload JSON Schema: {payload_schema_text(deps.answer_type)}\n\n"
             f"Evidence:\n{deps.evidence}")

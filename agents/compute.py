@@ -18,8 +18,10 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
+from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, compact_json
 from agents.intent import Intent, OperationIntent
 from agents.planner import ExecutionConstraints, PlanStep
+from geoask.retrieval.render import schema_outline
 from sandbox.protocol import PROTOCOL_EXAMPLE
 from sandbox.runtime import AVAILABLE_IMPORTS
 
@@ -29,13 +31,16 @@ from sandbox.runtime import AVAILABLE_IMPORTS
 class ComputeScript(BaseModel):
     """The script for the step."""
 
-    script: str = Field(description="Complete Python source run in the sandbox.")
-    method: str = Field(description="Method in one sentence, with the CRS used for distances "
-                        "and areas (e.g. 'UTM 17N, EPSG:32617').")
+    model_config = COMPACT_SCHEMA
+
+    script: str = Field(description="Complete Python source.")
+    method: str = Field(description="One sentence, naming the CRS (e.g. 'UTM 17N, EPSG:32617').")
 
 
 class ComputeRefusal(BaseModel):
     """The step cannot be computed from its inputs; names the fields that are missing."""
+
+    model_config = COMPACT_SCHEMA
 
     reason: str
     missing_fields: list[str] = Field(default_factory=list)
@@ -83,29 +88,26 @@ class ComputeDeps:
 ANALYSIS_IMPORTS = tuple(name for name in AVAILABLE_IMPORTS if name.isidentifier())
 
 INSTRUCTIONS = f"""\
-You write one Python script for one computation step. The script runs in an isolated sandbox
-with no database and no network. You get the step, the execution constraints, the input files
-with compact previews (columns, sample rows, geometry type, bbox), the relevant schema, the SQL
-that produced the files, the parsed intent and, on a retry, your earlier script with its
-classified error.
-
-Rules:
-- Read the inputs only from the paths given under /input (GeoJSON with geopandas.read_file,
-  JSON with json or pandas). Write any extra files only under /scratch.
+Write one Python script for one computation step; it runs in a sandbox with no database and no
+network. You get the step, the execution constraints, the input files with previews, an
+outline of the relevant schema, the SQL that produced the files, the parsed intent and, on a
+retry, your earlier script with its error.
+- Read inputs only from their /input paths (GeoJSON with geopandas.read_file, JSON with json or
+  pandas); write extra files only under /scratch.
 - Import only {", ".join(ANALYSIS_IMPORTS)} and the standard library (no subprocess, socket,
-  network, database, ctypes or multiprocessing modules; no exec, eval or __import__).
-- Use the column names exactly as in the previews and the executed SQL.
-- Distances, buffers and areas are computed in a projected CRS in metres (e.g. the UTM zone of
-  the data from estimate_utm_crs(), or an equal-area CRS for areas), never in degrees; convert
-  the distance of the intent to metres. Inputs are WGS 84 (EPSG:4326). Name the CRS in method.
+  network, database, ctypes or multiprocessing; no exec, eval or __import__).
+- Use column names exactly as in the previews and the SQL.
+- Inputs are WGS 84 (EPSG:4326). Compute distances, buffers and areas in a projected CRS in
+  metres (the UTM zone from estimate_utm_crs(), or an equal-area CRS for areas), never in
+  degrees; convert the intent's distance to metres; name the CRS in method.
 - Repair invalid geometries (make_valid or buffer(0)) before overlays; keep empty results
   explicit.
-- The script's last output line is one JSON object with exactly the keys status ("success" or
-  "error"), summary (one sentence for the user, with units) and result (an object or array of
-  the computed values), e.g. {PROTOCOL_EXAMPLE}
+- The last output line is one JSON object with exactly the keys status ("success" or "error"),
+  summary (one sentence for the user, with units) and result (object or array of computed
+  values), e.g. {PROTOCOL_EXAMPLE}
 - Compute every number from the data; never type a result in.
-- If a field the computation needs is absent from every input, reply with ComputeRefusal and
-  list it in missing_fields: the SQL step will be regenerated to export it.
+- If a needed field is absent from every input, reply ComputeRefusal listing it in
+  missing_fields: the SQL step will be regenerated to export it.
 """
 
 
@@ -276,6 +278,7 @@ compute_agent: Agent[ComputeDeps, ComputeOutput] = Agent(
     name="compute",
     defer_model_check=True,
     retries={"output": OUTPUT_RETRIES},
+    capabilities=[COMPACT_OUTPUT_TOOLS],
 )
 
 
@@ -291,12 +294,12 @@ def prompt(deps: ComputeDeps) -> str:
     sql = "\n\n".join(deps.executed_sql) or "(none)"
     parts = [
         f"Question: {deps.question}",
-        f"Step (JSON): {deps.step.model_dump_json(exclude_none=True)}",
-        f"Execution constraints (JSON): {deps.constraints.model_dump_json()}",
+        f"Step (JSON): {compact_json(deps.step)}",
+        f"Execution constraints (JSON): {compact_json(deps.constraints)}",
         f"Input files:\n{files}",
-        f"Schema (relevant tables only):\n{deps.schema_text}",
+        f"Schema outline (relevant tables only):\n{schema_outline(deps.schema_text)}",
         f"Executed SQL:\n{sql}",
-        f"Intent (JSON): {deps.intent.model_dump_json(exclude_none=True)}",
+        f"Intent (JSON): {compact_json(deps.intent)}",
     ]
     for number, attempt in enumerate(deps.previous_attempts, start=1):
         parts.append(f"Earlier attempt {number} failed.\nScript:\n{attempt.script}\n"

@@ -17,11 +17,17 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
+from agents._schema import (
+    COMPACT_OUTPUT_TOOLS,
+    COMPACT_SCHEMA,
+    NESTED_SCHEMA,
+    BareEnumSchema,
+)
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
 
-class RejectionType(StrEnum):
+class RejectionType(BareEnumSchema, StrEnum):
     """Why a question is not answered."""
 
     CHIT_CHAT = "chit_chat"
@@ -29,7 +35,7 @@ class RejectionType(StrEnum):
     NOT_ANSWERABLE = "not_answerable"
 
 
-class SpatialPredicate(StrEnum):
+class SpatialPredicate(BareEnumSchema, StrEnum):
     """The spatial relation a question asks about."""
 
     NONE = "none"
@@ -43,7 +49,7 @@ class SpatialPredicate(StrEnum):
     NEAREST = "nearest"
 
 
-class OperationIntent(StrEnum):
+class OperationIntent(BareEnumSchema, StrEnum):
     """What the question wants done with the data."""
 
     LOOKUP = "lookup"
@@ -66,8 +72,10 @@ _METRES_PER_UNIT = {"m": 1.0, "km": 1000.0, "mi": 1609.344, "ft": 0.3048, "nmi":
 class Distance(BaseModel):
     """A distance as stated in the question."""
 
-    value: float = Field(gt=0, description="The number as stated.")
-    unit: Literal["m", "km", "mi", "ft", "nmi"] = Field(description="The unit as stated.")
+    model_config = NESTED_SCHEMA
+
+    value: float = Field(gt=0)
+    unit: Literal["m", "km", "mi", "ft", "nmi"]
 
     @property
     def metres(self) -> float:
@@ -78,51 +86,57 @@ class Distance(BaseModel):
 class PlaceResolution(BaseModel):
     """A place named in the question, resolved to a level the database holds."""
 
-    mentioned: str = Field(description="The place as written, e.g. 'Raleigh'.")
+    model_config = NESTED_SCHEMA
+
+    mentioned: str = Field(description="As written.")
     level: Literal["point", "city", "county", "state", "country", "region", "grid_cell", "other"]
-    resolved_to: str | None = Field(
-        default=None, description="The database-level unit, e.g. 'Wake County, NC' for Raleigh."
-    )
-    resolved_level: str | None = Field(
-        default=None, description="Level of resolved_to: county, state, country..."
-    )
+    resolved_to: str | None = None
+    resolved_level: str | None = None
 
 
 class SpatiotemporalScope(BaseModel):
     """Where and when the question is about."""
 
+    model_config = NESTED_SCHEMA
+
     places: list[PlaceResolution] = Field(default_factory=list)
-    years: list[int] = Field(default_factory=list, description="Calendar years named or implied.")
-    months: list[int] = Field(default_factory=list, description="Months 1-12 named or implied.")
+    years: list[int] = Field(default_factory=list)
+    months: list[int] = Field(default_factory=list)
 
 
 class SpatialTopology(BaseModel):
     """The spatial relation, with its distance when there is one."""
 
+    model_config = NESTED_SCHEMA
+
     predicate: SpatialPredicate = SpatialPredicate.NONE
     distance: Distance | None = None
-    reference: str | None = Field(default=None, description="What the relation is measured from.")
+    reference: str | None = Field(default=None, description="Measured from.")
 
 
 class Intent(BaseModel):
     """An in-scope question, parsed."""
 
-    target: str = Field(description="The analysis target: what is counted, ranked or measured.")
+    model_config = COMPACT_SCHEMA
+
+    target: str
     scope: SpatiotemporalScope
     topology: SpatialTopology
     operation: OperationIntent
-    top_k: int | None = Field(default=None, ge=1, description="K of a Top-K question.")
+    top_k: int | None = Field(default=None, ge=1)
     spatial_granularity: Literal[
         "state", "county", "grid_cell", "point", "line", "country", "none"] | None = Field(
-        default=None, description="Unit of the answer's rows, when the question fixes it.")
+        default=None)
     temporal_granularity: Literal["static", "annual", "decadal", "monthly", "daily"] | None = None
 
 
 class IntentRejection(BaseModel):
     """A question geoask does not answer, with a polite reply."""
 
+    model_config = COMPACT_SCHEMA
+
     rejection_type: RejectionType
-    message: str = Field(description="A short, polite reply saying what geoask can answer.")
+    message: str
 
 
 IntentOutput = Intent | IntentRejection
@@ -143,31 +157,21 @@ class IntentDeps:
 # hierarchy completion.
 
 INSTRUCTIONS = """\
-You read one question about the spatial database described in the user message and fill in its
-intent tuple. You never answer the question and never invent numbers.
-
-Execution control:
-- Decide first whether the question can be answered from the listed tables. Reply with
-  IntentRejection when it is small talk or about you (chit_chat), asks for something harmful or
-  asks to change, delete or export the database (unsafe), or needs data the tables do not hold
-  (not_answerable). The message says politely what kinds of questions geoask can answer.
-- Otherwise reply with Intent, restating the question in GIS terms.
-
-Intent fields:
-- target: the entities and the metric analysed (e.g. "counties, 2020 population density").
-- scope: every place named, with its level; years and months (1-12) named or implied.
-  Geographic hierarchy completion: when a place is finer than any level the tables hold (a city
-  when only counties and states exist), set resolved_to to the enclosing unit at a level the
-  database has and resolved_level to that level; leave them empty when the place already
-  matches a level in the tables.
-- topology: the spatial predicate (intersects, within, contains, touches, disjoint,
-  within_distance, beyond_distance, nearest, or none), the distance with the unit exactly as
-  stated (never converted), and what the relation is measured from.
-- operation: lookup, filter, count, rank_top_k, aggregate, compare_periods, compare_baseline,
-  measure, topology, statistics, regression or clustering.
-- top_k: K of a Top-K question ("the five largest" -> 5); only with operation rank_top_k.
-- spatial_granularity and temporal_granularity: the unit of the answer's rows and the time step
-  when the question fixes them.
+Fill in the intent tuple of one question about the database whose tables are listed. Never
+answer it or invent numbers.
+- Reply IntentRejection if it is small talk or about you (chit_chat), harmful or asks to
+  change, delete or export data (unsafe), or needs data the tables lack (not_answerable); the
+  message politely says what geoask can answer. Otherwise reply Intent, in GIS terms.
+- target: entities and metric analysed (e.g. "counties, 2020 population density").
+- scope: every place named with its level; years and months (1-12) named or implied. A place
+  finer than any level the tables hold (a city when only counties exist): resolved_to is its
+  enclosing unit at a level they hold (e.g. Raleigh -> Wake County, NC), resolved_level that
+  level; else leave both empty.
+- topology: predicate, distance with its unit exactly as stated (never converted), and what
+  the relation is measured from (reference).
+- top_k: K of a Top-K question ("the five largest" -> 5), only with operation rank_top_k.
+- spatial_/temporal_granularity: unit of the answer's rows and time step, if the question
+  fixes them.
 """
 
 
@@ -267,6 +271,7 @@ intent_agent: Agent[IntentDeps, IntentOutput] = Agent(
     name="intent",
     defer_model_check=True,
     retries={"output": OUTPUT_RETRIES},
+    capabilities=[COMPACT_OUTPUT_TOOLS],
 )
 
 

@@ -16,13 +16,21 @@ from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
+from agents._schema import (
+    COMPACT_OUTPUT_TOOLS,
+    COMPACT_SCHEMA,
+    NESTED_SCHEMA,
+    BareEnumSchema,
+    compact_json,
+)
 from agents.intent import Intent, OperationIntent
 from geoask.answers import AnswerType
+from geoask.retrieval.render import schema_outline
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
 
-class StepKind(StrEnum):
+class StepKind(BareEnumSchema, StrEnum):
     """Where a step runs."""
 
     SQL = "sql"
@@ -32,10 +40,11 @@ class StepKind(StrEnum):
 class ExecutionConstraints(BaseModel):
     """Explicit execution constraints handed to the SQL and compute agents."""
 
-    computation_needed: bool = Field(description="True if Python must compute after SQL.")
-    geometry_needed: bool = Field(description="True if geometry must be exported from SQL.")
-    input_mode: Literal["single", "multiple"] = Field(
-        description="Whether the computation reads one exported result or several.")
+    model_config = NESTED_SCHEMA
+
+    computation_needed: bool
+    geometry_needed: bool
+    input_mode: Literal["single", "multiple"]
     spatial_granularity: Literal[
         "state", "county", "grid_cell", "point", "line", "country", "none"]
     operation_category: Literal[
@@ -47,31 +56,33 @@ class ExecutionConstraints(BaseModel):
 class PlanStep(BaseModel):
     """One step of the plan."""
 
-    id: str = Field(pattern=r"^(sql|python)-[1-9][0-9]*$", description="'sql-1', 'python-1'...")
+    model_config = NESTED_SCHEMA
+
+    id: str = Field(pattern=r"^(sql|python)-[1-9][0-9]*$")
     kind: StepKind
-    objective: str = Field(description="What this step must produce, in one or two sentences.")
-    inputs: list[str] = Field(
-        default_factory=list, description="Ids of earlier steps whose artifacts this step reads.")
-    expected_output: str = Field(description="Columns/fields the step's output must contain.")
-    success_criteria: str = Field(description="How to tell the step worked.")
-    top_k: int | None = Field(
-        default=None, ge=1, description="Set when the step must return an ordered Top-K.")
+    objective: str
+    inputs: list[str] = Field(default_factory=list)
+    expected_output: str
+    success_criteria: str
+    top_k: int | None = Field(default=None, ge=1)
 
 
 class Plan(BaseModel):
     """An ordered plan for one question."""
 
+    model_config = COMPACT_SCHEMA
+
     steps: list[PlanStep] = Field(min_length=1)
     constraints: ExecutionConstraints
     answer_type: AnswerType
-    answer_fields: list[str] = Field(
-        default_factory=list,
-        description="Fields of the last step's output the answer is read from (id, value...).")
-    rationale: str = Field(description="Why these steps, in one or two sentences.")
+    answer_fields: list[str] = Field(default_factory=list)
+    rationale: str = Field(description="Why these steps, briefly.")
 
 
 class PlanRefusal(BaseModel):
     """The question cannot be planned against this schema."""
+
+    model_config = COMPACT_SCHEMA
 
     reason: str
 
@@ -99,44 +110,43 @@ class PlannerDeps:
 # computation only, consolidated, with structured execution constraints (its Table 2).
 
 INSTRUCTIONS = """\
-You plan how to answer one question about a PostGIS database. You get the question, its parsed
-intent, the relevant part of the schema and the pipeline variant. You do not write SQL or Python
-yourself and you never state result values.
-
+Plan how to answer one question about a PostGIS database, given its parsed intent, the relevant
+schema and the pipeline variant. Write no SQL or Python and state no result values.
 Steps:
-- Every step is either sql (retrieval from the database) or python (computation in a sandbox
-  that sees only the files exported by earlier SQL steps, never the database).
-- The plan starts with an sql step. Ids are sql-1, sql-2, ... and python-1, python-2, ...
-  numbered in the order the steps appear.
-- Consolidate: extractions done in the same round are one sql step (it may emit several
-  statements, one exported file each); a chain of computations that can run in one script is
-  one python step. So sql and python steps alternate.
-- An sql step reads no earlier step (SQL cannot read files); a python step lists in inputs the
-  earlier sql steps whose files it reads.
-- Use a single sql step for lookups, filters, sorting, counting and grouped aggregation. Use an
-  sql step followed by a python step for buffers, distances, overlays, topological relations,
-  zonal or spatial statistics, regression and clustering.
-- Variants: FULL keeps spatial computation out of SQL (select the geometry columns, compute in
-  Python); POSTGIS may use PostGIS functions in SQL; NO_STCA and BASE have no python steps.
-- For a Top-K question the last step sets top_k to K (and answer_type is ranked_list).
-- Each step states its objective, the columns its output must contain (expected_output) and
-  how to tell it worked (success_criteria).
-
-Execution constraints:
-- computation_needed is true exactly when the plan has a python step.
-- geometry_needed is true when a python step needs geometries (distances, buffers, overlays,
-  topology): the SQL step then exports GeoJSON. Otherwise SQL exports plain JSON attributes.
+- Each step is sql (database retrieval) or python (computation in a sandbox that sees only
+  files exported by earlier sql steps, never the database). The plan starts with sql; ids are
+  sql-1, sql-2, ... and python-1, python-2, ... in plan order.
+- Consolidate: extractions of one round are one sql step (several statements, one exported
+  file each); computations that fit one script are one python step, so kinds alternate.
+- sql steps have no inputs (SQL cannot read files); a python step lists in inputs the sql
+  steps whose files it reads.
+- One sql step for lookups, filters, sorting, counting and grouped aggregation; sql then
+  python for buffers, distances, overlays, topological relations, zonal or spatial
+  statistics, regression and clustering.
+- Follow the variant's rule given with it in the message.
+- Top-K: the last step sets top_k to K and answer_type is ranked_list.
+- Each step: objective (one or two sentences), expected_output (columns its output must
+  contain), success_criteria (how to tell it worked).
+Constraints:
+- computation_needed: true exactly when the plan has a python step.
+- geometry_needed: a python step needs geometries (distances, buffers, overlays, topology), so
+  SQL exports GeoJSON; else SQL exports plain JSON attributes.
 - input_mode: single or multiple exported files read by the computation.
-- spatial_granularity: unit of the analysed features (state, county, grid_cell, point, line,
-  country, none).
-- operation_category and temporal_comparison (none, period_vs_period, vs_baseline, trend; a
-  comparison of two periods or against a baseline is never none).
-
-answer_type is one of scalar, entity_list, ranked_list, records, object, bbox, geometry, and
-answer_fields names the fields of the last step's output the answer is read from.
-When earlier plans failed (listed in the message), plan differently so the same failure cannot
-recur. Reply with PlanRefusal only if the schema cannot answer the question.
+- spatial_granularity: unit of the analysed features.
+- temporal_comparison: never none for a comparison of two periods or against a baseline.
+answer_fields: fields of the last step's output the answer is read from (id, value...).
+If earlier plans failed (listed in the message), plan so the same failure cannot recur.
+Reply PlanRefusal only if the schema cannot answer the question.
 """
+
+# The planning rule of each variant, sent with the variant (geoask.variants).
+VARIANT_RULES = {
+    "FULL": "keep spatial computation out of SQL: select geometry, compute in Python",
+    "POSTGIS": "PostGIS functions may be used in SQL",
+    "NO_STCA": "no python steps",
+    "BASE": "no python steps",
+}
+
 
 
 # --- checks (pure; one rule each) ----------------------------------------------------------
@@ -290,6 +300,7 @@ planner_agent: Agent[PlannerDeps, PlanOutput] = Agent(
     name="planner",
     defer_model_check=True,
     retries={"output": OUTPUT_RETRIES},
+    capabilities=[COMPACT_OUTPUT_TOOLS],
 )
 
 
@@ -302,9 +313,10 @@ def prompt(deps: PlannerDeps) -> str:
     """The user message of the planner: question, intent, schema subset, variant, failures."""
     parts = [
         f"Question: {deps.question}",
-        f"Variant: {deps.variant}",
-        f"Intent (JSON): {deps.intent.model_dump_json(exclude_none=True)}",
-        f"Schema (relevant tables only):\n{deps.schema_text}",
+        f"Variant: {deps.variant}" + (f" ({rule})" if (rule := VARIANT_RULES.get(
+            deps.variant)) else ""),
+        f"Intent (JSON): {compact_json(deps.intent)}",
+        f"Schema outline (relevant tables only):\n{schema_outline(deps.schema_text)}",
     ]
     if deps.previous_failures:
         failures = "\n".join(f"- {failure}" for failure in deps.previous_failures)

@@ -10,16 +10,17 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
+from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, BareEnumSchema
 from geoask.answers import AnswerType
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
 
-class ReviewDecision(StrEnum):
+class ReviewDecision(BareEnumSchema, StrEnum):
     """What the execution-state manager should do next."""
 
     ACCEPT = "accept"
@@ -31,14 +32,17 @@ class ReviewDecision(StrEnum):
 class Review(BaseModel):
     """The reviewer's verdict."""
 
+    model_config = COMPACT_SCHEMA
+
     decision: ReviewDecision
-    reason: str = Field(description="Why, in one or two sentences, naming the evidence.")
-    target_step: str | None = Field(
-        default=None, description="Step to revise or repair (e.g. 'sql-1'); None otherwise.")
+    reason: str
+    target_step: str | None = None
 
 
 class ReviewRefusal(BaseModel):
     """The evidence cannot be judged (for example it is empty or unreadable)."""
+
+    model_config = COMPACT_SCHEMA
 
     reason: str
 
@@ -62,22 +66,19 @@ class ReviewerDeps:
 # plan internals beyond the compact state summary.
 
 INSTRUCTIONS = """\
-You review whether the evidence of a finished run answers the question under its answer
-contract (answer type and answer fields). You see only the question, the contract, the
-evidence (results of the executed steps) and a compact summary of the run's state. You do not
-compute or correct numbers yourself.
-
-Decide:
+Review whether the evidence of a finished run answers the question under its answer contract
+(type and fields). You see the question, the contract, the evidence (results of the executed
+steps) and a state summary; do not compute or correct numbers yourself. Decide:
 - accept: the evidence supports a complete answer of the contracted type and fields (right
   places, years, units, ordering and number of rows).
-- revise: the last step's output is close but wrong in fields, ordering, units, filters or the
-  number of rows; target_step is that step and the reason says exactly what to change.
-- repair: evidence a later step needs is missing because an earlier step did not export it;
-  target_step is the earlier step to regenerate and the reason names the missing fields.
-- replan: the steps taken cannot produce the answer (wrong tables, wrong approach).
-Give target_step only for revise and repair, as one of the step ids in the state summary.
-The reason cites the evidence (a value, a column, a row count). Reply with ReviewRefusal only
-when the evidence is empty or unreadable.
+- revise: the last step's output is close but wrong in fields, ordering, units, filters or
+  row count; the reason says exactly what to change.
+- repair: an earlier step did not export what a later step needs; target it and name the
+  missing fields.
+- replan: the steps taken cannot produce the answer (wrong tables or approach).
+target_step (e.g. sql-1, a step id of the state summary) only for revise and repair. The reason
+(one or two sentences) cites the evidence (a value, a column, a row count). Reply
+ReviewRefusal only when the evidence is empty or unreadable.
 """
 
 
@@ -133,6 +134,7 @@ reviewer_agent: Agent[ReviewerDeps, ReviewOutput] = Agent(
     name="reviewer",
     defer_model_check=True,
     retries={"output": OUTPUT_RETRIES},
+    capabilities=[COMPACT_OUTPUT_TOOLS],
 )
 
 

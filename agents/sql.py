@@ -14,6 +14,7 @@ from pydantic_ai import Agent, RunContext
 from sqlglot import exp
 
 from agents._checks import raise_for_errors
+from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, NESTED_SCHEMA, compact_json
 from agents.planner import ExecutionConstraints, PlanStep
 from geoask.errors import QueryRejectedError
 from geoask.sql.context import (
@@ -32,23 +33,26 @@ from geoask.sql.rules.query_only import query_root
 class SqlStatement(BaseModel):
     """One statement; its result is exported as the artifact ``<name>.geojson|json``."""
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Artifact name, snake_case.")
-    sql: str = Field(description="One read-only PostgreSQL query (SELECT / WITH ... SELECT).")
-    purpose: str = Field(description="What the result holds, in one sentence.")
+    model_config = NESTED_SCHEMA
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Artifact file name.")
+    sql: str
+    purpose: str = Field(description="What the result holds, one sentence.")
 
 
 class SqlDraft(BaseModel):
     """The statements for the step."""
 
+    model_config = COMPACT_SCHEMA
+
     statements: list[SqlStatement] = Field(min_length=1, max_length=6)
-    needs_python: bool = Field(
-        default=False,
-        description="True if the question still needs a Python computation on these results "
-        "(used when there is no planner).")
+    needs_python: bool = False
 
 
 class SqlRefusal(BaseModel):
     """The step cannot be done with the given schema."""
+
+    model_config = COMPACT_SCHEMA
 
     reason: str
 
@@ -84,31 +88,29 @@ class SqlDeps:
 # The guard enforces them again before anything runs; stating them saves retries.
 
 INSTRUCTIONS = """\
-You write read-only PostgreSQL queries for one step of a plan. You get the step, the original
-question (keep its places, years, metric names and conditions), the relevant schema, the
-execution constraints, the spatial policy and, on a retry, your earlier SQL with the error it
-met. Each statement's result is exported as a file named after the statement; later Python
-steps and the answer read those files.
-
-Rules:
-- Only SELECT or WITH ... SELECT. Never INSERT, UPDATE, DELETE, MERGE, TRUNCATE, CREATE, ALTER,
-  DROP, GRANT, LOCK, SET, COPY, SELECT ... INTO, FOR UPDATE, or several statements in one text.
-- Spatial policy "separated": no spatial computation in SQL - no ST_* or other PostGIS
-  functions, no geometry operators (&&, <->, ...) and no geography casts. Filter and join on
-  attributes and keys, select the geometry column as it is, and leave buffers, distances,
-  overlays and topological tests to the Python step. Policy "postgis": PostGIS functions are
-  allowed; measure distances and areas in metres (geography or a projected SRID), not degrees.
-- Use only tables and columns in the schema, schema-qualified (demo.table). Double-quote
-  identifiers that contain upper-case letters.
-- When the step has top_k, write one statement that orders the result with an outer ORDER BY
-  and ends with LIMIT equal to top_k (every statement of such a step is checked for both).
-- When geometry is needed, select the geometry column; otherwise select attributes only.
-- Return the columns the step's expected output names, plus keys and names that identify the
-  features. Add a LIMIT when you know the size of the answer.
-- If required fields are listed, a later step found them missing: select them under exactly
-  those names.
-- Set needs_python only when the question still needs a computation SQL may not do here.
-- Reply with SqlRefusal if the schema cannot provide the step's data.
+Write read-only PostgreSQL queries for one plan step, given the step, the question (keep its
+places, years, metrics and conditions), the relevant schema, the execution constraints, the
+spatial policy and, on a retry, your earlier SQL with its error. Each statement's result is
+exported as a file named after it, read by later Python steps and the answer.
+- Only SELECT or WITH ... SELECT: no INSERT, UPDATE, DELETE, MERGE, TRUNCATE, CREATE, ALTER,
+  DROP, GRANT, LOCK, SET, COPY, SELECT ... INTO, FOR UPDATE, or several statements in one sql.
+- Policy "separated": no spatial computation in SQL (no ST_* or other PostGIS functions, no
+  geometry operators such as && or <->, no geography casts); filter and join on attributes
+  and keys, select the geometry column as is, and leave buffers, distances, overlays and
+  topology to Python. Policy "postgis": PostGIS functions are allowed; measure distances and
+  areas in metres (geography or a projected SRID), not degrees.
+- Only tables and columns of the schema, schema-qualified (demo.table); double-quote
+  identifiers with upper-case letters.
+- Step with top_k: one statement with an outer ORDER BY ending in LIMIT top_k (every statement
+  of such a step is checked for both).
+- Select the geometry column only when geometry is needed.
+- Return the columns the step's expected_output names plus identifying keys and names; add a
+  LIMIT when you know the answer's size.
+- Required fields listed (a later step found them missing): select them under exactly those
+  names.
+- needs_python (used when there is no planner): only if a computation SQL may not do here is
+  still needed.
+- Reply SqlRefusal if the schema cannot provide the step's data.
 """
 
 
@@ -244,6 +246,7 @@ sql_agent: Agent[SqlDeps, SqlOutput] = Agent(
     name="sql",
     defer_model_check=True,
     retries={"output": OUTPUT_RETRIES},
+    capabilities=[COMPACT_OUTPUT_TOOLS],
 )
 
 
@@ -256,8 +259,8 @@ def prompt(deps: SqlDeps) -> str:
     """The user message of the SQL agent: step, question, constraints, schema, feedback."""
     parts = [
         f"Question: {deps.question}",
-        f"Step (JSON): {deps.step.model_dump_json(exclude_none=True)}",
-        f"Execution constraints (JSON): {deps.constraints.model_dump_json()}",
+        f"Step (JSON): {compact_json(deps.step)}",
+        f"Execution constraints (JSON): {compact_json(deps.constraints)}",
         f"Spatial policy: {deps.policy}",
         f"Schema (relevant tables only):\n{deps.schema_text}",
     ]

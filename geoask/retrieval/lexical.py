@@ -29,6 +29,8 @@ _MONTH_YEAR = re.compile(
 MAX_NGRAM = 5
 _STOP = frozenset({"the", "and", "for", "per", "with", "from", "name", "year", "code", "type",
                    "value", "data", "total", "number", "count", "id", "geom", "yes", "no"})
+STOP_WORDS = _STOP
+"""Words too common in questions and schema text to match on."""
 
 
 def stem(word: str) -> str:

@@ -1,0 +1,110 @@
+"""Compact output-tool JSON schemas: what every agent's output models share.
+
+The JSON schema of an output model is sent to the model with every request, so it carries only
+what the model needs: field names, types, constraints and terse descriptions. Model titles
+(the tool name already says the type) and enum titles/docstrings (the values say it all) are
+left out; validation is unchanged (pydantic validates against the models, not this text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_ai.capabilities import PrepareOutputTools
+from pydantic_ai.tools import ToolDefinition
+from pydantic_core import CoreSchema
+
+
+def _compact(schema: dict[str, Any]) -> None:
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if "default" in prop and prop["default"] is None:  # optional already says it
+            del prop["default"]
+
+
+def _compact_nested(schema: dict[str, Any]) -> None:
+    _compact(schema)
+    schema.pop("description", None)
+
+
+COMPACT_SCHEMA = ConfigDict(json_schema_extra=_compact)
+"""``model_config`` of an output model: no ``title``, no ``"default": null``."""
+
+NESTED_SCHEMA = ConfigDict(json_schema_extra=_compact_nested)
+"""``model_config`` of a model nested in an output: also no docstring (the instructions say it)."""
+
+
+class BareEnumSchema:
+    """Enum mixin: its JSON schema is just its type and values (no title, no docstring).
+
+    ``class Kind(BareEnumSchema, StrEnum): ...``; the values already say what they mean and
+    the instructions say the rest.
+    """
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        schema.pop("title", None)
+        schema.pop("description", None)
+        return schema
+
+
+def compact_json(model: BaseModel) -> str:
+    """``model`` as JSON for a prompt: unset, empty and default fields left out.
+
+    >>> from pydantic import Field
+    >>> class Step(BaseModel):
+    ...     id: str
+    ...     inputs: list[str] = Field(default_factory=list)
+    ...     top_k: int | None = None
+    >>> compact_json(Step(id="sql-1"))
+    '{"id":"sql-1"}'
+    """
+    return model.model_dump_json(exclude_none=True, exclude_defaults=True)
+
+
+def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` to its ``$defs`` replaced by the definition itself.
+
+    The output models are not recursive and use each nested model in one place, so inlining
+    only drops the ``$defs``/``$ref`` indirection the model would have to follow.
+
+    >>> inline_defs({"$defs": {"K": {"enum": ["a"]}}, "properties": {"k": {"$ref": "#/$defs/K"}}})
+    {'properties': {'k': {'enum': ['a']}}}
+    """
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Any, seen: frozenset[str]) -> Any:
+        if isinstance(node, list):
+            return [resolve(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.removeprefix("#/$defs/")
+            if name in defs and name not in seen:  # a recursive model keeps its $ref
+                siblings = {k: resolve(v, seen) for k, v in node.items() if k != "$ref"}
+                return {**resolve(defs[name], seen | {name}), **siblings}
+        return {k: resolve(v, seen) for k, v in node.items() if k != "$defs"}
+
+    inlined: dict[str, Any] = resolve(schema, frozenset())
+    return inlined
+
+
+def compact_output_tools(ctx: Any, tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
+    """The agents' output tools with their JSON schemas inlined (see :func:`inline_defs`).
+
+    Used as ``capabilities=[PrepareOutputTools(compact_output_tools)]``: what it returns is
+    what every model is sent.
+    """
+    return [replace(tool, parameters_json_schema=inline_defs(tool.parameters_json_schema))
+            for tool in tool_defs]
+
+
+COMPACT_OUTPUT_TOOLS = PrepareOutputTools(compact_output_tools)
+"""The capability every agent uses to send inlined output schemas."""
