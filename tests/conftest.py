@@ -6,8 +6,11 @@ through the real ``load_demo_data`` flow, once per session.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +36,22 @@ def prefect_harness() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+@pytest.fixture(scope="session")
+def run_settings() -> Iterator[Settings]:
+    """Settings whose artifact and sandbox folders are the session's own, under /tmp.
+
+    The sandbox's unprivileged uid must traverse them, which pytest's 0700 tmp_path forbids.
+    """
+    work = Path("/tmp") / f"geoask-tests-{os.getpid()}"
+    work.mkdir(mode=0o755, exist_ok=True)
+    yield get_settings().model_copy(update={
+        "artifact_root": str(work / "artifacts"),
+        "sandbox_work_dir": work / "sandbox-runs",
+        "sandbox_artifacts_url": str(work / "sandbox-artifacts"),
+    })
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from pydantic_ai import models
 
 from flows.run_benchmark import benchmark_flow, run_benchmark, task_runner_for
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
-from geoask.settings import Settings, get_settings
+from geoask.settings import Settings
 from geoask.variants import Variant
 from tasks.benchmark import (
     RunKey,
@@ -83,15 +83,8 @@ def overall(summary: dict, variant: str = "FULL") -> dict:
 
 
 @pytest.fixture(scope="module")
-def bench_settings() -> Iterator[Settings]:
-    work = Path("/tmp") / f"geoask-bench-tests-{os.getpid()}"
-    work.mkdir(mode=0o755, exist_ok=True)
-    yield get_settings().model_copy(update={
-        "artifact_root": str(work / "artifacts"),
-        "sandbox_work_dir": work / "sandbox-runs",
-        "sandbox_artifacts_url": str(work / "sandbox-artifacts"),
-    })
-    shutil.rmtree(work, ignore_errors=True)
+def bench_settings(run_settings: Settings) -> Settings:
+    return run_settings
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -20,7 +19,7 @@ from geoask.embeddings.static import shipped_embedder
 from geoask.retrieval.index import InMemorySchemaIndex
 from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
 from geoask.scripted import ScriptedModel
-from geoask.settings import Settings, get_settings
+from geoask.settings import Settings
 from geoask.sql.executor import PostgresSqlRunner
 from geoask.variants import Variant
 from sandbox.bubblewrap import BubblewrapSandbox
@@ -31,16 +30,9 @@ models.ALLOW_MODEL_REQUESTS = False
 
 
 @pytest.fixture(scope="session")
-def flow_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    """Settings with artifact and sandbox folders of their own (the sandbox uid must traverse)."""
-    work = Path("/tmp") / f"geoask-flow-tests-{os.getpid()}"
-    work.mkdir(mode=0o755, exist_ok=True)
-    yield get_settings().model_copy(update={
-        "artifact_root": str(work / "artifacts"),
-        "sandbox_work_dir": work / "sandbox-runs",
-        "sandbox_artifacts_url": str(work / "sandbox-artifacts"),
-    })
-    shutil.rmtree(work, ignore_errors=True)
+def flow_settings(run_settings: Settings) -> Settings:
+    """Settings with artifact and sandbox folders of their own (tests/conftest.py)."""
+    return run_settings
 
 
 @pytest.fixture(scope="session")
