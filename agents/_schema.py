@@ -72,7 +72,8 @@ def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with every ``$ref`` to its ``$defs`` replaced by the definition itself.
 
     The output models are not recursive and use each nested model in one place, so inlining
-    only drops the ``$defs``/``$ref`` indirection the model would have to follow.
+    only drops the ``$defs``/``$ref`` indirection the model would have to follow. An inlined
+    enum loses its class docstring (a description the field itself sets is kept).
 
     >>> inline_defs({"$defs": {"K": {"enum": ["a"]}}, "properties": {"k": {"$ref": "#/$defs/K"}}})
     {'properties': {'k': {'enum': ['a']}}}
@@ -89,21 +90,51 @@ def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
             name = ref.removeprefix("#/$defs/")
             if name in defs and name not in seen:  # a recursive model keeps its $ref
                 siblings = {k: resolve(v, seen) for k, v in node.items() if k != "$ref"}
-                return {**resolve(defs[name], seen | {name}), **siblings}
+                definition = resolve(defs[name], seen | {name})
+                if "enum" in definition:  # an enum's docstring: its values say it all
+                    definition.pop("description", None)
+                return {**definition, **siblings}
         return {k: resolve(v, seen) for k, v in node.items() if k != "$defs"}
 
     inlined: dict[str, Any] = resolve(schema, frozenset())
     return inlined
 
 
+def drop_null_branches(schema: Any) -> Any:
+    """``schema`` with each optional ``anyOf: [X, {"type": "null"}]`` replaced by ``X``.
+
+    An optional field is already optional by not being ``required``; the null branch only
+    repeats that. Validation is unchanged: pydantic still accepts an explicit null.
+
+    >>> drop_null_branches({"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]})
+    {'type': 'integer', 'minimum': 1}
+    """
+    if isinstance(schema, list):
+        return [drop_null_branches(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    branches = schema.get("anyOf")
+    if isinstance(branches, list):
+        kept = [b for b in branches if b != {"type": "null"}]
+        if len(kept) == 1 and len(branches) == 2 and isinstance(kept[0], dict):
+            rest = {k: v for k, v in schema.items() if k != "anyOf"}
+            return drop_null_branches({**kept[0], **rest})
+    return {key: (drop_null_branches(value) if key != "properties" else
+                  {name: drop_null_branches(prop) for name, prop in value.items()})
+            for key, value in schema.items() if not (key == "title" and isinstance(value, str))}
+
+
 def compact_output_tools(ctx: Any, tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-    """The agents' output tools with their JSON schemas inlined (see :func:`inline_defs`).
+    """The agents' output tools with compact JSON schemas.
+
+    ``$defs`` inlined (:func:`inline_defs`), null branches of optional fields and titles
+    dropped (:func:`drop_null_branches`).
 
     Used as ``capabilities=[PrepareOutputTools(compact_output_tools)]``: what it returns is
     what every model is sent.
     """
-    return [replace(tool, parameters_json_schema=inline_defs(tool.parameters_json_schema))
-            for tool in tool_defs]
+    return [replace(tool, parameters_json_schema=drop_null_branches(
+        inline_defs(tool.parameters_json_schema))) for tool in tool_defs]
 
 
 COMPACT_OUTPUT_TOOLS = PrepareOutputTools(compact_output_tools)

@@ -7,14 +7,16 @@ copied from the evidence, never computed or guessed by the model.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import PrepareOutputTools
+from pydantic_ai.tools import ToolDefinition
 
 from agents._checks import raise_for_errors
-from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA
+from agents._schema import COMPACT_SCHEMA, compact_output_tools
 from geoask.answers import PAYLOAD_SCHEMAS, AnswerType, payload_errors
 from geoask.evidence import unsupported_numbers
 
@@ -61,14 +63,12 @@ def payload_schema_text(answer_type: AnswerType) -> str:
 # data_payload that must validate; numbers are copied from the accepted evidence.
 
 INSTRUCTIONS = """\
-Write the final answer of a question from accepted evidence. You get the question, the answer
-contract (answer type and fields), the payload JSON Schema of that type and the evidence (query
-results and computation outputs). Reply with FinalAnswer:
-- answer_type: exactly the contracted type.
-- data_payload: valid under the payload JSON Schema. Copy every number from the evidence
-  (rounding is fine); never compute, estimate or invent a value. Ranks start at 1 and follow
-  the evidence's order. Units go in the unit/units fields; coordinates are WGS 84 lon/lat.
-- summary: one or two sentences for the user, with units, saying what the numbers are.
+Write the final answer of a question from accepted evidence, as FinalAnswer:
+- answer_type: the contracted type.
+- data_payload: valid under the payload JSON Schema given. Copy every number from the evidence
+  (rounding is fine); never compute, estimate or invent one. Ranks start at 1 in the
+  evidence's order. Units go in unit/units; coordinates are WGS 84 lon/lat.
+- summary: one or two sentences for the user saying what the numbers are, with units.
 Reply AnswerRefusal when the evidence does not contain the answer.
 """
 
@@ -132,6 +132,26 @@ def answer_errors(output: AnswerOutput, deps: AnswerDeps) -> list[str]:
 
 # --- agent ---------------------------------------------------------------------------------
 
+
+def contracted_output_tools(ctx: RunContext[AnswerDeps],
+                            tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
+    """The compact output tools, FinalAnswer's ``answer_type`` narrowed to the contracted type.
+
+    The model is offered only the type the plan contracted (``ctx.deps.answer_type``);
+    :func:`type_matches_contract` still checks what comes back.
+    """
+    tools = compact_output_tools(ctx, tool_defs)
+    narrowed = []
+    for tool in tools:
+        schema = tool.parameters_json_schema
+        properties = schema.get("properties", {})
+        if "answer_type" in properties and "data_payload" in properties:
+            answer_type = {"type": "string", "enum": [ctx.deps.answer_type.value]}
+            schema = {**schema, "properties": {**properties, "answer_type": answer_type}}
+        narrowed.append(replace(tool, parameters_json_schema=schema))
+    return narrowed
+
+
 OUTPUT_RETRIES = 2
 
 answer_agent: Agent[AnswerDeps, AnswerOutput] = Agent(
@@ -141,7 +161,7 @@ answer_agent: Agent[AnswerDeps, AnswerOutput] = Agent(
     name="answer",
     defer_model_check=True,
     retries={"output": OUTPUT_RETRIES},
-    capabilities=[COMPACT_OUTPUT_TOOLS],
+    capabilities=[PrepareOutputTools(contracted_output_tools)],
 )
 
 

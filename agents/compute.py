@@ -21,7 +21,6 @@ from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, compact_json
 from agents.intent import Intent, OperationIntent
 from agents.planner import ExecutionConstraints, PlanStep
-from geoask.retrieval.render import schema_outline
 from sandbox.protocol import PROTOCOL_EXAMPLE
 from sandbox.runtime import AVAILABLE_IMPORTS
 
@@ -86,28 +85,24 @@ class ComputeDeps:
 
 # Import names of the sandbox's analysis libraries.
 ANALYSIS_IMPORTS = tuple(name for name in AVAILABLE_IMPORTS if name.isidentifier())
+_THIRD_PARTY = [name for name in ANALYSIS_IMPORTS if name not in sys.stdlib_module_names]
 
 INSTRUCTIONS = f"""\
-Write one Python script for one computation step; it runs in a sandbox with no database and no
-network. You get the step, the execution constraints, the input files with previews, an
-outline of the relevant schema, the SQL that produced the files, the parsed intent and, on a
-retry, your earlier script with its error.
-- Read inputs only from their /input paths (GeoJSON with geopandas.read_file, JSON with json or
-  pandas); write extra files only under /scratch.
-- Import only {", ".join(ANALYSIS_IMPORTS)} and the standard library (no subprocess, socket,
-  network, database, ctypes or multiprocessing; no exec, eval or __import__).
+Write one Python script for one computation step. It runs in a sandbox without database or
+network, over the input files (previews given) that the listed SQL exported.
+- Read inputs only from their /input paths (GeoJSON: geopandas.read_file; JSON: json or
+  pandas); write other files only under /scratch.
+- Import only {", ".join(_THIRD_PARTY)} and the standard library, but no subprocess,
+  socket, network, database, ctypes or multiprocessing; no exec, eval or __import__.
 - Use column names exactly as in the previews and the SQL.
-- Inputs are WGS 84 (EPSG:4326). Compute distances, buffers and areas in a projected CRS in
-  metres (the UTM zone from estimate_utm_crs(), or an equal-area CRS for areas), never in
-  degrees; convert the intent's distance to metres; name the CRS in method.
-- Repair invalid geometries (make_valid or buffer(0)) before overlays; keep empty results
-  explicit.
+- Inputs are WGS 84 (EPSG:4326): distances, buffers and areas in a projected CRS in metres
+  (UTM from estimate_utm_crs(), equal-area for areas), never degrees; the intent's distance in
+  metres; name the CRS in method. make_valid geometries before overlays.
 - The last output line is one JSON object with exactly the keys status ("success" or "error"),
-  summary (one sentence for the user, with units) and result (object or array of computed
-  values), e.g. {PROTOCOL_EXAMPLE}
-- Compute every number from the data; never type a result in.
-- If a needed field is absent from every input, reply ComputeRefusal listing it in
-  missing_fields: the SQL step will be regenerated to export it.
+  summary (one sentence with units) and result (object or array), e.g. {PROTOCOL_EXAMPLE}
+- Compute every number from the data; never type a result in. Keep empty results explicit.
+- If a needed field is in no input, reply ComputeRefusal naming it in missing_fields: the SQL
+  step is then regenerated to export it. On a retry, fix the error shown.
 """
 
 
@@ -295,9 +290,11 @@ def prompt(deps: ComputeDeps) -> str:
     parts = [
         f"Question: {deps.question}",
         f"Step (JSON): {compact_json(deps.step)}",
-        f"Execution constraints (JSON): {compact_json(deps.constraints)}",
+        "Execution constraints (JSON): " + deps.constraints.model_dump_json(
+            include={"geometry_needed", "input_mode", "spatial_granularity",
+                     "temporal_comparison"}),
         f"Input files:\n{files}",
-        f"Schema outline (relevant tables only):\n{schema_outline(deps.schema_text)}",
+        f"Schema outline:\n{deps.schema_text}",
         f"Executed SQL:\n{sql}",
         f"Intent (JSON): {compact_json(deps.intent)}",
     ]

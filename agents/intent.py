@@ -91,7 +91,6 @@ class PlaceResolution(BaseModel):
     mentioned: str = Field(description="As written.")
     level: Literal["point", "city", "county", "state", "country", "region", "grid_cell", "other"]
     resolved_to: str | None = None
-    resolved_level: str | None = None
 
 
 class SpatiotemporalScope(BaseModel):
@@ -124,9 +123,6 @@ class Intent(BaseModel):
     topology: SpatialTopology
     operation: OperationIntent
     top_k: int | None = Field(default=None, ge=1)
-    spatial_granularity: Literal[
-        "state", "county", "grid_cell", "point", "line", "country", "none"] | None = Field(
-        default=None)
     temporal_granularity: Literal["static", "annual", "decadal", "monthly", "daily"] | None = None
 
 
@@ -157,21 +153,17 @@ class IntentDeps:
 # hierarchy completion.
 
 INSTRUCTIONS = """\
-Fill in the intent tuple of one question about the database whose tables are listed. Never
-answer it or invent numbers.
-- Reply IntentRejection if it is small talk or about you (chit_chat), harmful or asks to
-  change, delete or export data (unsafe), or needs data the tables lack (not_answerable); the
-  message politely says what geoask can answer. Otherwise reply Intent, in GIS terms.
+Fill in the intent tuple of one question about the tables listed; never answer it.
+- IntentRejection if it is small talk or about you (chit_chat), harmful or asks to change,
+  delete or export data (unsafe), or needs data the tables lack (not_answerable); the message
+  politely says what geoask can answer. Else Intent, in GIS terms:
 - target: entities and metric analysed (e.g. "counties, 2020 population density").
-- scope: every place named with its level; years and months (1-12) named or implied. A place
-  finer than any level the tables hold (a city when only counties exist): resolved_to is its
-  enclosing unit at a level they hold (e.g. Raleigh -> Wake County, NC), resolved_level that
-  level; else leave both empty.
-- topology: predicate, distance with its unit exactly as stated (never converted), and what
-  the relation is measured from (reference).
-- top_k: K of a Top-K question ("the five largest" -> 5), only with operation rank_top_k.
-- spatial_/temporal_granularity: unit of the answer's rows and time step, if the question
-  fixes them.
+- scope: places named, with their level; years and months (1-12) named or implied. A place
+  finer than the tables hold (a city when they hold counties) gets resolved_to: its enclosing
+  unit and level (Raleigh -> "Wake County, NC (county)").
+- topology: predicate; distance with its unit as stated; reference: what it is measured from.
+- top_k: K of a Top-K question, only with operation rank_top_k.
+- temporal_granularity: time step of the answer's rows, if fixed.
 """
 
 
@@ -230,13 +222,6 @@ def comparison_has_two_periods(intent: Intent) -> str | None:
     return None
 
 
-def resolutions_have_levels(intent: Intent) -> str | None:
-    """A place resolved to another unit also says that unit's level."""
-    missing = [p.mentioned for p in intent.scope.places
-               if p.resolved_to and not p.resolved_level]
-    return f"resolved places need resolved_level: {missing}" if missing else None
-
-
 def target_is_named(intent: Intent) -> str | None:
     """The analysis target is not blank."""
     return None if intent.target.strip() else "target is empty: name what is analysed"
@@ -249,7 +234,6 @@ INTENT_RULES: tuple[Callable[[Intent], str | None], ...] = (
     months_are_calendar_months,
     years_are_plausible,
     comparison_has_two_periods,
-    resolutions_have_levels,
 )
 
 

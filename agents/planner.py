@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
@@ -25,7 +25,6 @@ from agents._schema import (
 )
 from agents.intent import Intent, OperationIntent
 from geoask.answers import AnswerType
-from geoask.retrieval.render import schema_outline
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -59,12 +58,23 @@ class PlanStep(BaseModel):
     model_config = NESTED_SCHEMA
 
     id: str = Field(pattern=r"^(sql|python)-[1-9][0-9]*$")
-    kind: StepKind
     objective: str
+    tables: list[str] = Field(default_factory=list)
     inputs: list[str] = Field(default_factory=list)
     expected_output: str
-    success_criteria: str
+    success_criteria: str | None = None
     top_k: int | None = Field(default=None, ge=1)
+
+    @property
+    def kind(self) -> StepKind:
+        """Where the step runs, as its id says: ``sql-1`` -> sql, ``python-2`` -> python."""
+        return StepKind(self.id.partition("-")[0])
+
+    @field_validator("tables")
+    @classmethod
+    def _unqualified(cls, tables: list[str]) -> list[str]:
+        """Table names without a schema prefix ('demo.airports' -> 'airports')."""
+        return [name.strip().rpartition(".")[2] for name in tables]
 
 
 class Plan(BaseModel):
@@ -76,7 +86,6 @@ class Plan(BaseModel):
     constraints: ExecutionConstraints
     answer_type: AnswerType
     answer_fields: list[str] = Field(default_factory=list)
-    rationale: str = Field(description="Why these steps, briefly.")
 
 
 class PlanRefusal(BaseModel):
@@ -94,13 +103,14 @@ PlanOutput = Plan | PlanRefusal
 class PlannerDeps:
     """What the planner sees.
 
-    The question, its intent, the pre-filtered schema, the variant and, on a replan, why the
-    earlier plans failed.
+    The question, its intent, the pre-filtered schema (``schema_text``: its outline,
+    ``tables``: its table names), the variant and, on a replan, why the earlier plans failed.
     """
 
     question: str
     intent: Intent
     schema_text: str
+    tables: list[str]
     variant: str
     previous_failures: list[str] = field(default_factory=list)
 
@@ -110,33 +120,25 @@ class PlannerDeps:
 # computation only, consolidated, with structured execution constraints (its Table 2).
 
 INSTRUCTIONS = """\
-Plan how to answer one question about a PostGIS database, given its parsed intent, the relevant
-schema and the pipeline variant. Write no SQL or Python and state no result values.
-Steps:
-- Each step is sql (database retrieval) or python (computation in a sandbox that sees only
-  files exported by earlier sql steps, never the database). The plan starts with sql; ids are
-  sql-1, sql-2, ... and python-1, python-2, ... in plan order.
-- Consolidate: extractions of one round are one sql step (several statements, one exported
-  file each); computations that fit one script are one python step, so kinds alternate.
-- sql steps have no inputs (SQL cannot read files); a python step lists in inputs the sql
-  steps whose files it reads.
-- One sql step for lookups, filters, sorting, counting and grouped aggregation; sql then
-  python for buffers, distances, overlays, topological relations, zonal or spatial
-  statistics, regression and clustering.
-- Follow the variant's rule given with it in the message.
-- Top-K: the last step sets top_k to K and answer_type is ranked_list.
-- Each step: objective (one or two sentences), expected_output (columns its output must
-  contain), success_criteria (how to tell it worked).
-Constraints:
-- computation_needed: true exactly when the plan has a python step.
-- geometry_needed: a python step needs geometries (distances, buffers, overlays, topology), so
-  SQL exports GeoJSON; else SQL exports plain JSON attributes.
-- input_mode: single or multiple exported files read by the computation.
-- spatial_granularity: unit of the analysed features.
-- temporal_comparison: never none for a comparison of two periods or against a baseline.
-answer_fields: fields of the last step's output the answer is read from (id, value...).
-If earlier plans failed (listed in the message), plan so the same failure cannot recur.
-Reply PlanRefusal only if the schema cannot answer the question.
+Plan how to answer one question about a PostGIS database from its intent, the schema outline and
+the variant. Write no SQL or Python; state no result values.
+- Steps are sql (database retrieval) or python (computation in a sandbox reading only files that
+  earlier sql steps exported). Start with sql; ids sql-1, python-1, sql-2, ... One round of
+  extractions is one sql step (a file per statement), a computation one python step, so kinds
+  alternate.
+- sql steps list the tables they read (the SQL writer sees only these); python steps list as
+  inputs the sql steps whose files they read.
+- sql alone for lookups, filters, sorting, counts, grouped aggregation; sql then python for
+  buffers, distances, overlays, topology, zonal or spatial statistics, regression, clustering.
+  Follow the variant's rule.
+- objective: one or two sentences; expected_output: columns the output must have. Top-K: the
+  last step's top_k is K, answer_type ranked_list.
+- constraints: geometry_needed if python needs geometries (SQL exports GeoJSON); input_mode:
+  files the computation reads; spatial_granularity: unit of the analysed features;
+  temporal_comparison: not none for period or baseline comparisons.
+- answer_fields: fields of the last step's output the answer is read from.
+If earlier plans failed (listed), avoid their failures. PlanRefusal only if the schema cannot
+answer the question.
 """
 
 # The planning rule of each variant, sent with the variant (geoask.variants).
@@ -160,10 +162,8 @@ def ids_numbered_in_order(plan: Plan) -> str | None:
     >>> c = ExecutionConstraints(computation_needed=False, geometry_needed=False,
     ...     input_mode="single", spatial_granularity="state",
     ...     operation_category="attribute_filter_rank")
-    >>> s = PlanStep(id="sql-2", kind=StepKind.SQL, objective="o", expected_output="e",
-    ...     success_criteria="s")
-    >>> ids_numbered_in_order(Plan(steps=[s], constraints=c, answer_type="scalar",
-    ...     rationale="r"))
+    >>> s = PlanStep(id="sql-2", objective="o", expected_output="e")
+    >>> ids_numbered_in_order(Plan(steps=[s], constraints=c, answer_type="scalar"))
     'step ids must be numbered in order per kind: expected sql-1, got sql-2'
     """
     counters = {kind: 0 for kind in StepKind}
@@ -254,6 +254,15 @@ def comparison_mode_set(plan: Plan, intent: Intent) -> str | None:
     return None
 
 
+def tables_in_schema(plan: Plan, tables: list[str]) -> str | None:
+    """Steps name only tables of the schema subset the planner was shown."""
+    unknown = sorted({name for step in plan.steps for name in step.tables} - set(tables))
+    if unknown:
+        return (f"unknown tables {', '.join(unknown)}; steps may read only "
+                f"{', '.join(tables)}")
+    return None
+
+
 PLAN_RULES: tuple[Callable[[Plan], str | None], ...] = (
     ids_numbered_in_order,
     kinds_alternate,
@@ -286,6 +295,8 @@ def plan_errors(output: PlanOutput, deps: PlannerDeps) -> list[str]:
     errors += [error for rule in PLAN_RULES if (error := rule(output)) is not None]
     errors += [error for rule in PLAN_INTENT_RULES
                if (error := rule(output, deps.intent)) is not None]
+    if (error := tables_in_schema(output, deps.tables)) is not None:
+        errors.append(error)
     return list(dict.fromkeys(errors))
 
 
@@ -316,7 +327,7 @@ def prompt(deps: PlannerDeps) -> str:
         f"Variant: {deps.variant}" + (f" ({rule})" if (rule := VARIANT_RULES.get(
             deps.variant)) else ""),
         f"Intent (JSON): {compact_json(deps.intent)}",
-        f"Schema outline (relevant tables only):\n{schema_outline(deps.schema_text)}",
+        f"Schema outline:\n{deps.schema_text}",
     ]
     if deps.previous_failures:
         failures = "\n".join(f"- {failure}" for failure in deps.previous_failures)

@@ -66,19 +66,17 @@ class ReviewerDeps:
 # plan internals beyond the compact state summary.
 
 INSTRUCTIONS = """\
-Review whether the evidence of a finished run answers the question under its answer contract
-(type and fields). You see the question, the contract, the evidence (results of the executed
-steps) and a state summary; do not compute or correct numbers yourself. Decide:
-- accept: the evidence supports a complete answer of the contracted type and fields (right
-  places, years, units, ordering and number of rows).
-- revise: the last step's output is close but wrong in fields, ordering, units, filters or
-  row count; the reason says exactly what to change.
-- repair: an earlier step did not export what a later step needs; target it and name the
-  missing fields.
+Judge whether a finished run's evidence answers the question under its answer contract (type
+and fields). Do not compute or correct numbers. Decide:
+- accept: it supports a complete answer of that type and fields (right places, years, units,
+  ordering and row count).
+- revise: the last step's output is close but wrong in fields, ordering, units, filters or row
+  count; say what to change.
+- repair: an earlier step did not export what a later one needs; target it, name the fields.
 - replan: the steps taken cannot produce the answer (wrong tables or approach).
-target_step (e.g. sql-1, a step id of the state summary) only for revise and repair. The reason
-(one or two sentences) cites the evidence (a value, a column, a row count). Reply
-ReviewRefusal only when the evidence is empty or unreadable.
+target_step (a step id of the state summary) only for revise and repair. The reason cites the
+evidence (a value, column or row count) in one or two sentences. ReviewRefusal only for empty
+or unreadable evidence.
 """
 
 

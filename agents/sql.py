@@ -88,30 +88,27 @@ class SqlDeps:
 # The guard enforces them again before anything runs; stating them saves retries.
 
 INSTRUCTIONS = """\
-Write read-only PostgreSQL queries for one plan step, given the step, the question (keep its
-places, years, metrics and conditions), the relevant schema, the execution constraints, the
-spatial policy and, on a retry, your earlier SQL with its error. Each statement's result is
-exported as a file named after it, read by later Python steps and the answer.
-- Only SELECT or WITH ... SELECT: no INSERT, UPDATE, DELETE, MERGE, TRUNCATE, CREATE, ALTER,
-  DROP, GRANT, LOCK, SET, COPY, SELECT ... INTO, FOR UPDATE, or several statements in one sql.
-- Policy "separated": no spatial computation in SQL (no ST_* or other PostGIS functions, no
-  geometry operators such as && or <->, no geography casts); filter and join on attributes
-  and keys, select the geometry column as is, and leave buffers, distances, overlays and
-  topology to Python. Policy "postgis": PostGIS functions are allowed; measure distances and
-  areas in metres (geography or a projected SRID), not degrees.
-- Only tables and columns of the schema, schema-qualified (demo.table); double-quote
-  identifiers with upper-case letters.
-- Step with top_k: one statement with an outer ORDER BY ending in LIMIT top_k (every statement
-  of such a step is checked for both).
-- Select the geometry column only when geometry is needed.
-- Return the columns the step's expected_output names plus identifying keys and names; add a
-  LIMIT when you know the answer's size.
-- Required fields listed (a later step found them missing): select them under exactly those
-  names.
-- needs_python (used when there is no planner): only if a computation SQL may not do here is
-  still needed.
-- Reply SqlRefusal if the schema cannot provide the step's data.
+Write read-only PostgreSQL for one plan step. Each statement's result is exported as a file
+named after it, for later Python steps and the answer.
+- Each sql is one SELECT or WITH ... SELECT; nothing that writes, locks, sets or copies.
+- Keep the question's places, years, metrics and conditions.
+- Use only the schema's tables and columns, as demo.table; double-quote upper-case identifiers.
+- Follow the spatial policy given.
+- With top_k, every statement ends with an outer ORDER BY ... LIMIT top_k.
+- Return the expected_output columns plus identifying keys and names; the geometry column only
+  if geometry_needed. Required fields (a later step found them missing): select them under
+  exactly those names.
+- needs_python (only without a planner): computation SQL may not do is still needed.
+- On a retry, fix the error shown. SqlRefusal if the schema cannot provide the data.
 """
+
+# The rule of each spatial policy, sent with it.
+POLICY_RULES: dict[SpatialPolicy, str] = {
+    SpatialPolicy.SEPARATED: ("no ST_* functions, geometry operators or geography casts; select "
+                              "geometry as is, Python computes with it"),
+    SpatialPolicy.POSTGIS: ("PostGIS functions allowed; distances and areas in metres "
+                            "(geography or a projected SRID)"),
+}
 
 
 # --- checks (pure; one rule each) ----------------------------------------------------------
@@ -158,6 +155,24 @@ def output_columns(sql: str) -> list[str] | None:
     except QueryRejectedError:
         return None
     return list(tree.named_selects) if isinstance(tree, exp.Query) else None
+
+
+def tables_read(sql: str) -> list[str] | None:
+    """Names of the tables ``sql`` reads, each once; None if it does not parse.
+
+    Common table expressions and set-returning functions are not tables.
+
+    >>> tables_read("WITH s AS (SELECT * FROM demo.us_states) SELECT * FROM s JOIN demo.airports a"
+    ...             " ON a.state_abbr = s.abbr, generate_series(1, 2)")
+    ['airports', 'us_states']
+    """
+    try:
+        tree = parse_query(sql).tree
+    except QueryRejectedError:
+        return None
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    names = (table.name for table in tree.find_all(exp.Table))
+    return list(dict.fromkeys(n for n in names if n and n not in ctes))
 
 
 def outer_limit(sql: str) -> int | None:
@@ -260,9 +275,10 @@ def prompt(deps: SqlDeps) -> str:
     parts = [
         f"Question: {deps.question}",
         f"Step (JSON): {compact_json(deps.step)}",
-        f"Execution constraints (JSON): {compact_json(deps.constraints)}",
-        f"Spatial policy: {deps.policy}",
-        f"Schema (relevant tables only):\n{deps.schema_text}",
+        "Execution constraints (JSON): " + deps.constraints.model_dump_json(
+            include={"computation_needed", "geometry_needed", "temporal_comparison"}),
+        f"Spatial policy: {deps.policy} ({POLICY_RULES[SpatialPolicy(deps.policy)]})",
+        f"Schema:\n{deps.schema_text}",
     ]
     if deps.required_fields:
         parts.append("Required fields (missing in the last export): "

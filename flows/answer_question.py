@@ -22,6 +22,7 @@ from agents.answer import AnswerRefusal, FinalAnswer
 from agents.intent import Intent, IntentRejection
 from agents.planner import Plan, PlanRefusal, StepKind
 from geoask.errors import DatabaseError, GeoaskError
+from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
 from geoask.run_artifacts import publish_markdown
 from geoask.service.answer_map import publish_answer_map
@@ -159,7 +160,7 @@ def _answer(run: QuestionServices, question: str) -> QuestionResult:
     state = start(question, run.variant.value, run.limits)
     while state.terminated is None:
         if state.plan is None:
-            state = _plan(run, state, intent, subset.prompt_text)
+            state = _plan(run, state, intent, subset)
             continue
         step_id = next_pending_step(state)
         if step_id is None:
@@ -171,15 +172,15 @@ def _answer(run: QuestionServices, question: str) -> QuestionResult:
                 return _answer_from(run, state, evidence)
             continue
         state = step_started(state, step_id)
-        result = _run_step(run, state, step_id, intent)
+        result = _run_step(run, state, step_id, intent, subset.table_names)
         state = _after_step(run, state, step_id, result)
     return _finish(run, state, "failed", None, failure_report(state), _trail(state))
 
 
 def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
-          schema_text: str) -> ExecutionState:
+          subset: SchemaSubset) -> ExecutionState:
     if run.config.use_planner:
-        output = make_plan(run, state.question, intent, schema_text, state.plan_failures)
+        output = make_plan(run, state.question, intent, subset, state.plan_failures)
     else:
         output = single_sql_plan(state.question, intent)
     problem = (f"the planner refused: {output.reason}" if isinstance(output, PlanRefusal)
@@ -192,10 +193,10 @@ def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
 
 
 def _run_step(run: QuestionServices, state: ExecutionState, step_id: str,
-              intent: Intent) -> StepResult:
+              intent: Intent, schema_tables: list[str]) -> StepResult:
     if state.steps[step_id].kind is StepKind.SQL:
-        return run_sql_step(run, step_id, state, intent)
-    return run_python_step(run, step_id, state, intent)
+        return run_sql_step(run, step_id, state, schema_tables)
+    return run_python_step(run, step_id, state, intent, schema_tables)
 
 
 def _after_step(run: QuestionServices, state: ExecutionState, step_id: str,

@@ -124,19 +124,28 @@ class ScriptedModel:
             raise reply
         if not isinstance(reply, BaseModel):
             raise TypeError(f"scripted reply for {role!r} must be a pydantic model, got {reply!r}")
-        tool = output_tool_for(reply, info.output_tools)
-        arguments = reply.model_dump(mode="json")
-        if tool.outer_typed_dict_key:
-            arguments = {tool.outer_typed_dict_key: arguments}
-        completion_tokens = count_tokens(json.dumps(arguments))
+        call, completion_tokens = output_tool_call(reply, info)
         self.calls.append(
             ScriptedCall(role, prompt, type(reply).__name__, prompt_tokens, completion_tokens)
         )
         return ModelResponse(
-            parts=[ToolCallPart(tool.name, arguments)],
+            parts=[call],
             usage=RequestUsage(input_tokens=prompt_tokens, output_tokens=completion_tokens),
             model_name=f"scripted-{role}",
         )
+
+
+def output_tool_call(reply: BaseModel, info: AgentInfo) -> tuple[ToolCallPart, int]:
+    """The output-tool call that answers with ``reply``, and its completion tokens.
+
+    Fields left unset (None) are omitted, as the compact output schemas advertise them
+    (agents/_schema.py); values inside free-form fields such as a payload keep their nulls.
+    """
+    tool = output_tool_for(reply, info.output_tools)
+    arguments = reply.model_dump(mode="json", exclude_none=True)
+    if tool.outer_typed_dict_key:
+        arguments = {tool.outer_typed_dict_key: arguments}
+    return ToolCallPart(tool.name, arguments), count_tokens(json.dumps(arguments))
 
 
 def output_tool_for(reply: BaseModel, tools: Sequence[ToolDefinition]) -> ToolDefinition:

@@ -374,11 +374,14 @@ def state_summary(state: ExecutionState) -> str:
              f"{state.limits.max_repairs}; replans {state.replans}/{state.limits.max_replans}"]
     for step in state.steps.values():
         artifacts = ", ".join(
-            f"{a.name} ({a.row_count} rows; fields {', '.join(a.fields)})" for a in step.artifacts
+            f"{a.name} ({'' if a.row_count is None else f'{a.row_count} rows; '}fields "
+            f"{', '.join(a.fields)})" for a in step.artifacts
         )
+        # an SQL step's summary only repeats its artifacts' row counts
+        summary = step.summary if step.kind is StepKind.PYTHON else ""
         lines.append(f"- {step.id} [{step.kind.value}] {step.status.value}, attempts "
                      f"{step.attempts}" + (f": {artifacts}" if artifacts else "")
-                     + (f"; {step.summary}" if step.summary else ""))
+                     + (f"; {summary}" if summary else ""))
     lines.extend(f"tried: {line}" for line in state.tried[-6:])
     return "\n".join(lines)
 

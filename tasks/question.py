@@ -24,7 +24,7 @@ from agents.planner import Plan, PlannerDeps, PlanOutput, PlanStep
 from agents.reviewer import Review, ReviewDecision, ReviewerDeps, ReviewOutput, ReviewRefusal
 from agents.sql import SqlAttempt, SqlDeps, SqlDraft, SqlRefusal
 from geoask.answers import payload_errors
-from geoask.catalog.model import SpatialGranularity, TemporalGranularity
+from geoask.catalog.model import TemporalGranularity
 from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.evidence import (
     python_evidence,
@@ -89,13 +89,14 @@ def retrieve_schema(services: QuestionServices, question: str, intent: Intent) -
 
 @task(name="plan", task_run_name="plan", **_TASK)
 def make_plan(
-    services: QuestionServices, question: str, intent: Intent, schema_text: str,
+    services: QuestionServices, question: str, intent: Intent, subset: SchemaSubset,
     previous_failures: list[str],
 ) -> PlanOutput:
     """Ask the planner for ordered SQL/Python steps with constraints."""
     with services.recorder.stage("plan"):
-        deps = PlannerDeps(question=question, intent=intent, schema_text=schema_text,
-                           variant=services.variant.value, previous_failures=previous_failures)
+        deps = PlannerDeps(question=question, intent=intent, schema_text=subset.outline_text,
+                           tables=subset.table_names, variant=services.variant.value,
+                           previous_failures=previous_failures)
         output: PlanOutput = call_agent("planner", deps, models=services.models,
                                         recorder=services.recorder, stage="plan")
         return output
@@ -103,15 +104,20 @@ def make_plan(
 
 @task(name="sql", task_run_name="{step_id}", **_TASK)
 def run_sql_step(
-    services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent
+    services: QuestionServices, step_id: str, state: ExecutionState, schema_tables: list[str]
 ) -> StepResult:
-    """Write, check, execute and export the SQL of one plan step (one attempt)."""
+    """Write, check, execute and export the SQL of one plan step (one attempt).
+
+    ``schema_tables``: the question's schema subset; the SQL agent sees the step's own tables
+    (or all of these when the plan names none).
+    """
     with services.recorder.stage(step_id):
         plan, step_state = _plan_and_step(state, step_id)
         step = _plan_step(plan, step_id)
         deps = SqlDeps(
             question=state.question, step=step,
-            schema_text=step_schema(services, state.question, step, intent),
+            schema_text=step_schema(services, state.question, step,
+                                    step.tables or schema_tables).prompt_text,
             constraints=plan.constraints, policy=services.config.policy.value,
             previous_attempts=[SqlAttempt(sql=f.attempted, error=f.message)
                                for f in step_state.failures],
@@ -129,9 +135,14 @@ def run_sql_step(
 
 @task(name="python", task_run_name="{step_id}", **_TASK)
 def run_python_step(
-    services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent
+    services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent,
+    schema_tables: list[str],
 ) -> StepResult:
-    """Write one script for the step and run it in the sandbox (one attempt)."""
+    """Write one script for the step and run it in the sandbox (one attempt).
+
+    The compute agent's schema outline holds the tables its input steps read (all of
+    ``schema_tables`` when those steps name none).
+    """
     with services.recorder.stage(step_id):
         plan, step_state = _plan_and_step(state, step_id)
         step = _plan_step(plan, step_id)
@@ -143,7 +154,8 @@ def run_python_step(
             inputs=[InputArtifact(name=a.name,
                                   path_in_sandbox=f"/input/{PurePosixPath(a.url).name}",
                                   preview=a.preview) for a in artifacts],
-            schema_text=step_schema(services, state.question, step, intent),
+            schema_text=step_schema(services, state.question, step,
+                                    _tables_read(plan, upstream) or schema_tables).outline_text,
             executed_sql=[sql for s in upstream for sql in _executed_sql(s)],
             intent=intent,
             previous_attempts=[ComputeAttempt(script=f.attempted, error=f.message)
@@ -265,7 +277,7 @@ def build_evidence(services: QuestionServices, state: ExecutionState) -> str:
     if not done:
         return "no step produced output"
     last = done[-1]
-    parts = [f"Evidence from step {last.id} ({last.kind.value}): {last.summary or ''}"]
+    parts = [f"Evidence from step {last.id} ({last.kind.value}):"]
     for artifact in last.artifacts:
         if artifact.format in ("json", "geojson") and artifact.name != "result":
             records = records_from_artifact(services.store.read_text(artifact.url),
@@ -281,26 +293,35 @@ def build_evidence(services: QuestionServices, state: ExecutionState) -> str:
 
 
 def step_schema(services: QuestionServices, question: str, step: PlanStep,
-                intent: Intent) -> str:
-    """The schema subset for one subtask: retrieved for the question plus the step's objective."""
+                tables: list[str]) -> SchemaSubset:
+    """The schema of one subtask: ``tables`` (with their joins), columns trimmed for it.
+
+    Columns are chosen for the question plus the step's objective and expected output.
+    """
     begin = time.perf_counter()
     subset = services.schema.retrieve(f"{question}\n{step.objective}\n{step.expected_output}",
-                                      retrieval_intent(intent))
+                                      within=tables)
     services.recorder.tool(step.id, "retriever", "ok",
                            f"tables {', '.join(subset.table_names)}; {subset.token_count} tokens",
                            (time.perf_counter() - begin) * 1000)
-    return subset.prompt_text
+    return subset
+
+
+def _tables_read(plan: Plan, upstream: list[StepState]) -> list[str]:
+    """Tables the plan steps behind ``upstream`` name, in order, without repeats."""
+    steps = {step.id: step for step in plan.steps}
+    return list(dict.fromkeys(name for s in upstream if s.id in steps
+                              for name in steps[s.id].tables))
 
 
 def retrieval_intent(intent: Intent) -> RetrievalIntent | None:
-    """Hard filters for schema retrieval from the intent (granularities, years); None if none."""
-    spatial = _enum_or_none(SpatialGranularity, intent.spatial_granularity)
+    """Hard filters for schema retrieval from the intent (time step, years); None if none."""
     temporal = _enum_or_none(TemporalGranularity, intent.temporal_granularity)
     years = sorted(intent.scope.years)
-    if spatial is None and temporal is None and not years:
+    if temporal is None and not years:
         return None
     return RetrievalIntent(
-        spatial_granularity=spatial, temporal_granularity=temporal,
+        temporal_granularity=temporal,
         period_start=str(years[0]) if years else None,
         period_end=str(years[-1]) if years else None,
     )

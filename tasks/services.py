@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -26,8 +27,9 @@ from tasks.agent_calls import ModelProvider
 class SchemaSource(Protocol):
     """Retrieves the schema subset for a question or subtask (``SchemaRetriever``)."""
 
-    def retrieve(self, query: str, intent: RetrievalIntent | None = None) -> SchemaSubset:
-        """The schema subset for ``query`` under ``intent``'s hard filters."""
+    def retrieve(self, query: str, intent: RetrievalIntent | None = None,
+                 within: Sequence[str] | None = None) -> SchemaSubset:
+        """The schema subset for ``query`` under ``intent``'s hard filters, or of ``within``."""
         ...
 
 
@@ -77,11 +79,15 @@ class QuestionServices:
 
 
 def catalog_summary(catalog: Catalog) -> str:
-    """One line per table: name, title, spatial and temporal granularity, coverage."""
+    """One line per table: name, title, spatial and temporal granularity, coverage.
+
+    The coverage is left out when the title already names its first year.
+    """
     lines = []
     for table in catalog.tables:
-        coverage = (f", {table.temporal_coverage.start} to {table.temporal_coverage.end}"
-                    if table.temporal_coverage else "")
+        span = table.temporal_coverage
+        coverage = (f", {span.start} to {span.end}"
+                    if span and span.start[:4] not in table.title else "")
         lines.append(f"{table.name}: {table.title} ({table.spatial_granularity.value}; "
                      f"{table.temporal_granularity.value}{coverage})")
     return "\n".join(lines)

@@ -45,7 +45,7 @@ import ast
 import json
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
@@ -57,7 +57,6 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
-    ToolCallPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
@@ -77,7 +76,7 @@ from agents.intent import (
 )
 from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
 from agents.reviewer import Review, ReviewDecision
-from agents.sql import SqlDraft, SqlStatement, outer_limit, output_columns
+from agents.sql import SqlDraft, SqlStatement, outer_limit, output_columns, tables_read
 from geoask.answers import AnswerType
 from geoask.bench.model import (
     AnswerType as CaseAnswerType,
@@ -93,7 +92,7 @@ from geoask.bench.model import (
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.projection import ProjectionError, project_answer
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
-from geoask.scripted import count_tokens, latest_user_prompt, output_tool_for, request_text
+from geoask.scripted import count_tokens, latest_user_prompt, output_tool_call, request_text
 from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS
 
 REFERENCE: Final = "reference"
@@ -109,6 +108,8 @@ UNKNOWN_QUESTION_MESSAGE: Final = (
 )
 _WRONG_COLUMN_SUFFIX: Final = "_nm"
 _DEGREES_CRS: Final = '"EPSG:4326"'
+# A table header of a rendered schema outline: "demo.airports: US airports. ..."
+_OUTLINE_TABLE = re.compile(r"^\w+\.(\w+): ", re.MULTILINE)
 _CASE_ID = re.compile(r"\b[a-z][a-z0-9_]*-[0-9]{3}\b")
 _YEAR = re.compile(r"\b(1[89][0-9]{2}|20[0-9]{2})\b")
 _DISTANCE = re.compile(
@@ -335,7 +336,6 @@ def case_intent(case: BenchmarkCase) -> Intent:
         topology=case_topology(case),
         operation=case_operation(case),
         top_k=case_top_k(case),
-        spatial_granularity=_GRANULARITY[case.scenario],  # type: ignore[arg-type]
     )
 
 
@@ -348,11 +348,14 @@ def _geometry_selected(statements: Iterable[CaseStatement]) -> bool:
     return False
 
 
-def case_plan(case: BenchmarkCase, replanned: bool = False) -> Plan:
+def case_plan(case: BenchmarkCase, replanned: bool = False,
+              shown_tables: Collection[str] | None = None) -> Plan:
     """The plan mirroring the case's consolidated reference steps.
 
     ``geometry_needed`` is true when a Python step follows and every SQL step exports a
-    geometry column; the last step carries the case's Top-K.
+    geometry column; the last step carries the case's Top-K. An SQL step names the tables its
+    statements read, only those of ``shown_tables`` (the planner's schema outline) if given:
+    a planner cannot name what it was not shown.
     """
     steps = consolidated_steps(case)
     has_python = any(step.kind is StepKind.PYTHON for step in steps)
@@ -380,19 +383,18 @@ def case_plan(case: BenchmarkCase, replanned: bool = False) -> Plan:
     suffix = " (new plan after a failed one)" if replanned else ""
     plan_steps = [
         PlanStep(
-            id=step.id, kind=step.kind, objective=step.objective + suffix,
+            id=step.id, objective=step.objective + suffix,
+            tables=list(dict.fromkeys(
+                name for statement in step.statements for name in tables_read(statement.sql) or []
+                if shown_tables is None or name in shown_tables)),
             inputs=list(step.inputs), expected_output=_expected_output(step, case),
-            success_criteria=("every statement runs and exports its rows"
-                              if step.kind is StepKind.SQL
-                              else "the script prints a success protocol object"),
             top_k=top_k if step is steps[-1] else None,
         )
         for step in steps
     ]
     return Plan(steps=plan_steps, constraints=constraints,
                 answer_type=AnswerType(case.answer.answer_type.value),
-                answer_fields=answer_fields(case.answer.projection),
-                rationale=f"mirrors the verified reference program of case {case.id}")
+                answer_fields=answer_fields(case.answer.projection))
 
 
 def answer_fields(projection: Projection) -> list[str]:
@@ -722,7 +724,8 @@ class ReferenceModel:
         if role == "intent":
             return case_intent(case)
         if role == "planner":
-            return case_plan(case, replanned="Earlier plans failed" in prompt)
+            return case_plan(case, replanned="Earlier plans failed" in prompt,
+                             shown_tables=_OUTLINE_TABLE.findall(prompt))
         if role == "answer":
             return case_answer(case, prompt)
         if role == "reviewer":
@@ -835,14 +838,11 @@ def _was_retried(messages: Sequence[ModelMessage]) -> bool:
 def _tool_call(reply: BaseModel, messages: list[ModelMessage], info: AgentInfo,
                model_name: str) -> ModelResponse:
     """Answer through the agent's output tool for ``reply``'s type, with local token counts."""
-    tool = output_tool_for(reply, info.output_tools)
-    arguments = reply.model_dump(mode="json")
-    if tool.outer_typed_dict_key:
-        arguments = {tool.outer_typed_dict_key: arguments}
+    call, completion_tokens = output_tool_call(reply, info)
     return ModelResponse(
-        parts=[ToolCallPart(tool.name, arguments)],
+        parts=[call],
         usage=RequestUsage(input_tokens=count_tokens(request_text(messages, info)),
-                           output_tokens=count_tokens(json.dumps(arguments))),
+                           output_tokens=completion_tokens),
         model_name=model_name,
     )
 

@@ -69,9 +69,6 @@ def search(
     text: str = typer.Argument(..., help="Question or planner subtask to retrieve tables for."),
     k: int = typer.Option(8, "--k", min=1, max=8, help="Most tables to return (1-8)."),
     as_json: bool = typer.Option(False, "--json", help="Print the schema subset as JSON."),
-    spatial: str | None = typer.Option(
-        None, "--spatial", help="Hard filter: spatial granularity (state, county, grid_cell, ...)."
-    ),
     temporal: str | None = typer.Option(
         None, "--temporal", help="Hard filter: temporal granularity (monthly, annual, ...)."
     ),
@@ -92,9 +89,9 @@ def search(
     try:
         start, _, end = (period or "").partition("/")
         intent = RetrievalIntent(
-            spatial_granularity=spatial, temporal_granularity=temporal,  # type: ignore[arg-type]
+            temporal_granularity=temporal,  # type: ignore[arg-type]
             period_start=start or None, period_end=end or start or None,
-        ) if (spatial or temporal or period) else None
+        ) if (temporal or period) else None
     except ValidationError as error:
         problems = "; ".join(dict.fromkeys(str(e["msg"]) for e in error.errors()))
         raise ConfigurationError(f"invalid filter option: {problems}") from None

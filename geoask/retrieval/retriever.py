@@ -36,7 +36,7 @@ from geoask.retrieval.filters import RetrievalIntent, passes_intent
 from geoask.retrieval.index import SchemaIndex
 from geoask.retrieval.joins import SelectedTable, complete_join_paths
 from geoask.retrieval.lexical import LexicalHit, Lexicon, build_lexicon
-from geoask.retrieval.render import table_block
+from geoask.retrieval.render import glossary_line, outline_block, table_block
 
 if TYPE_CHECKING:
     from geoask.settings import Settings
@@ -107,6 +107,8 @@ class SchemaSubset(BaseModel):
     intent: RetrievalIntent | None
     tables: list[RetrievedTable] = Field(description="Ranked tables first, then joined-in ones.")
     prompt_text: str = Field(description="Compact schema text for a model's prompt.")
+    outline_text: str = Field(description="Tables and column names, types, keys and units only "
+                                          "(for agents that write no SQL).")
     token_count: int = Field(description="WordPiece tokens of prompt_text (shipped tokenizer).")
     content_hash: str = Field(description="Content hash of the catalog the index was built on.")
 
@@ -166,7 +168,7 @@ class SchemaRetriever:
         self._n_documents = {kind: sum(d.kind == kind for d in documents)
                              for kind in ("table", "column")}
         self._count_tokens = count_tokens or _shipped_token_count
-        self._cache: OrderedDict[tuple[str, str, str, str], SchemaSubset] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, str, str, str], SchemaSubset] = OrderedDict()
         self.cache_hits = 0
 
     def ensure_index(self, force: bool = False) -> bool:
@@ -215,37 +217,50 @@ class SchemaRetriever:
                                   lexical_score, table_sim, best_col, cols, hits))
         return sorted(scored, key=lambda s: (-s.score, s.name))
 
-    def retrieve(self, query: str, intent: RetrievalIntent | None = None) -> SchemaSubset:
-        """The schema subset for ``query`` (a question or planner subtask) under ``intent``."""
+    def retrieve(self, query: str, intent: RetrievalIntent | None = None,
+                 within: Sequence[str] | None = None) -> SchemaSubset:
+        """The schema subset for ``query`` (a question or planner subtask) under ``intent``.
+
+        ``within``: tables already chosen (those a plan step reads). Exactly these are kept,
+        in ranked order: no ``intent`` filter, score cutoff or join completion applies; columns
+        are still trimmed for ``query``. Unknown names are ignored.
+        """
         key = (self.content_hash, " ".join(query.split()), repr(self.config),
-               intent.model_dump_json() if intent else "")
+               intent.model_dump_json() if intent else "",
+               "" if within is None else "+" + ",".join(sorted(within)))
         if key in self._cache:
             self._cache.move_to_end(key)
             self.cache_hits += 1
             return self._cache[key]
-        subset = self._retrieve(query, intent)
+        subset = self._retrieve(query, intent, within)
         if self.config.cache_size > 0:
             self._cache[key] = subset
             while len(self._cache) > self.config.cache_size:
                 self._cache.popitem(last=False)
         return subset
 
-    def _retrieve(self, query: str, intent: RetrievalIntent | None) -> SchemaSubset:
-        ranked = self.rank(query, intent)
+    def _retrieve(self, query: str, intent: RetrievalIntent | None,
+                  within: Sequence[str] | None) -> SchemaSubset:
+        if within is not None:
+            ranked = [s for s in self.rank(query) if s.name in within]
+            kept = [s.name for s in ranked]
+        else:
+            ranked = self.rank(query, intent)
+            cutoff = relative_cutoff([s.semantic_score for s in ranked],
+                                     self.config.min_relative_score)
+            kept = [
+                s.name for i, s in enumerate(ranked)
+                if s.semantic_score >= cutoff
+                or s.lexical_score >= self.config.lexical_keep
+                or i < self.config.min_ranked_tables
+            ]
         by_name = {s.name: s for s in ranked}
-        cutoff = relative_cutoff([s.semantic_score for s in ranked],
-                                 self.config.min_relative_score)
-        kept = [
-            s.name for i, s in enumerate(ranked)
-            if s.semantic_score >= cutoff
-            or s.lexical_score >= self.config.lexical_keep
-            or i < self.config.min_ranked_tables
-        ]
-        selected = complete_join_paths(
-            self.catalog, kept, self.config.max_tables, self.config.join_depth
-        )
+        selected = ([SelectedTable(name) for name in kept] if within is not None else
+                    complete_join_paths(self.catalog, kept, self.config.max_tables,
+                                        self.config.join_depth))
         tables = [self._retrieved_table(s, by_name.get(s.name)) for s in selected]
         tables.sort(key=lambda t: (t.joined_in, -t.score))  # ranked by score, then joined-in
+        glossary: dict[str, str] = {}
         blocks = [
             table_block(
                 self.catalog.schema_name,
@@ -255,15 +270,21 @@ class SchemaRetriever:
                 max_values=self.config.max_values,
                 query=query,
                 brief=t.joined_in,
+                glossary=glossary,
             )
             for t in tables
         ]
-        prompt_text = "\n\n".join(blocks)
+        prompt_text = "\n\n".join(filter(None, [*blocks, glossary_line(glossary)]))
+        outline = "\n".join(
+            outline_block(self.catalog.schema_name, self.catalog.table(t.name), t.columns,
+                          f" (joined in: referenced by {t.joined_from})" if t.joined_in else "")
+            for t in tables)
         return SchemaSubset(
             query=query,
             intent=intent,
             tables=tables,
             prompt_text=prompt_text,
+            outline_text=outline,
             token_count=self._count_tokens(prompt_text),
             content_hash=self.content_hash,
         )

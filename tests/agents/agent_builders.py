@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.intent import Intent, OperationIntent, SpatialTopology, SpatiotemporalScope
-from agents.planner import ExecutionConstraints, PlanStep, StepKind
+from agents.planner import ExecutionConstraints, PlanStep
 
 
 def make_intent(**changes) -> Intent:
@@ -22,9 +22,8 @@ def make_constraints(**changes) -> ExecutionConstraints:
 
 
 def make_step(step_id: str = "sql-1", **changes) -> PlanStep:
-    """A plan step whose kind follows its id."""
-    kind = StepKind.SQL if step_id.startswith("sql") else StepKind.PYTHON
-    fields = {"id": step_id, "kind": kind, "objective": "get the rows",
+    """A plan step (its kind follows its id)."""
+    fields = {"id": step_id, "objective": "get the rows",
               "expected_output": "geoid, name", "success_criteria": "rows returned"}
     fields.update(changes)
     return PlanStep(**fields)

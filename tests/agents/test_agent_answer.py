@@ -103,3 +103,25 @@ def test_exhausted_budget_is_a_clear_error():
     with pytest.raises(UnexpectedModelBehavior) as caught:
         answer_agent.run_sync(prompt(DEPS), deps=DEPS, model=scripted.model("answer"))
     assert isinstance(model_call_error(caught.value, "answer"), AgentOutputError)
+
+
+@pytest.mark.parametrize("answer_type", [AnswerType.RANKED_LIST, AnswerType.BBOX])
+def test_output_tool_offers_only_the_contracted_answer_type(answer_type):
+    from dataclasses import replace
+
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    seen: list[AgentInfo] = []
+
+    def capture(messages, info):
+        seen.append(info)
+        raise RuntimeError("captured")
+
+    deps = replace(DEPS, answer_type=answer_type)
+    with pytest.raises(RuntimeError, match="captured"):
+        answer_agent.run_sync(prompt(deps), deps=deps, model=FunctionModel(capture))
+    tools = {tool.name: tool.parameters_json_schema for tool in seen[0].output_tools}
+    final = next(schema for name, schema in tools.items() if name.endswith("FinalAnswer"))
+    assert final["properties"]["answer_type"] == {"type": "string", "enum": [answer_type.value]}
+    refusal = next(schema for name, schema in tools.items() if name.endswith("AnswerRefusal"))
+    assert "answer_type" not in refusal["properties"]

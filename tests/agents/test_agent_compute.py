@@ -137,7 +137,7 @@ def test_prompt_has_table4_inputs_and_failures():
     text = prompt(d)
     for piece in ("/input/parks.geojson", "columns: id (integer), name (text)",
                   "SELECT id, name, geom",
-                  "within_distance", "computation_needed", "KeyError 'pop'"):
+                  "within_distance", "geometry_needed", "KeyError 'pop'"):
         assert piece in text
 
 

@@ -52,14 +52,9 @@ CASES = [
     ("comparison with one year",
      {"operation": OperationIntent.COMPARE_PERIODS, "scope": SpatiotemporalScope(years=[2020])},
      "at least two years"),
-    ("resolved place without level",
+    ("resolved place passes",
      {"scope": SpatiotemporalScope(places=[PlaceResolution(
-         mentioned="Raleigh", level="city", resolved_to="Wake County, NC")])},
-     "resolved_level"),
-    ("resolved place with level passes",
-     {"scope": SpatiotemporalScope(places=[PlaceResolution(
-         mentioned="Raleigh", level="city", resolved_to="Wake County, NC",
-         resolved_level="county")])}, None),
+         mentioned="Raleigh", level="city", resolved_to="Wake County, NC (county)")])}, None),
     ("blank target", {"target": "  "}, "target is empty"),
 ]
 

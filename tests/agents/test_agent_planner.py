@@ -23,6 +23,7 @@ from agents.planner import (
     python_steps_have_inputs,
     spatial_computation_needs_geometry,
     sql_steps_read_nothing,
+    tables_in_schema,
     topk_answers_ranked_list,
     topk_on_last_step,
 )
@@ -37,7 +38,7 @@ TWO_STEP = make_constraints(computation_needed=True, geometry_needed=True,
 
 def make_plan(steps, constraints=None, answer_type=AnswerType.RECORDS) -> Plan:
     return Plan(steps=steps, constraints=constraints or make_constraints(),
-                answer_type=answer_type, rationale="because")
+                answer_type=answer_type)
 
 
 SQL_ONLY = make_plan([make_step("sql-1")])
@@ -129,7 +130,7 @@ def test_plan_intent_rules(rule, plan, intent, expected):
 def deps(variant="FULL", intent=None) -> PlannerDeps:
     return PlannerDeps(question="Which parks lie within 1 km of a school?",
                        intent=intent or make_intent(), schema_text="demo.parks(id, name, geom)",
-                       variant=variant)
+                       tables=["parks", "schools"], variant=variant)
 
 
 @pytest.mark.parametrize(("variant", "plan", "expected"), [
@@ -148,14 +149,25 @@ def test_plan_errors_apply_variant_and_shared_rules(variant, plan, expected):
         assert any(expected in e for e in errors), errors
 
 
+@pytest.mark.parametrize(("tables", "expected"), [
+    (["parks"], None),
+    (["demo.parks", " schools"], None),  # schema prefix and blanks dropped
+    (["parks", "hospitals"], "unknown tables hospitals; steps may read only parks, schools"),
+], ids=["known", "qualified", "unknown"])
+def test_steps_name_only_tables_of_the_schema(tables, expected):
+    plan = make_plan([make_step("sql-1", tables=tables)])
+    error = tables_in_schema(plan, deps().tables)
+    assert error == expected
+
+
 def test_refusal_needs_reason():
     assert plan_errors(PlanRefusal(reason="no school table"), deps()) == []
     assert plan_errors(PlanRefusal(reason=" "), deps()) == ["a refusal needs a reason"]
 
 
 def test_prompt_lists_earlier_failures():
-    d = PlannerDeps(question="q", intent=make_intent(), schema_text="demo.t(a)", variant="FULL",
-                    previous_failures=["sql-1: column pop does not exist"])
+    d = PlannerDeps(question="q", intent=make_intent(), schema_text="demo.t(a)", tables=["t"],
+                    variant="FULL", previous_failures=["sql-1: column pop does not exist"])
     text = prompt(d)
     assert "column pop does not exist" in text and "Variant: FULL" in text
 

@@ -39,11 +39,14 @@ from geoask.bench.reference import (
     prompt_question,
     reference_model,
 )
+from geoask.catalog.model import load_catalog
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
+from geoask.settings import get_settings
 
 models.ALLOW_MODEL_REQUESTS = False
 CASES: list[BenchmarkCase] = [item.case for item in load_cases(DEFAULT_CASES_DIR, ())]
 BY_ID = {case.id: case for case in CASES}
+CATALOG = load_catalog(get_settings().catalog_path)
 
 
 @pytest.mark.parametrize(("question", "years"), [
@@ -69,7 +72,8 @@ def test_prompt_question(prompt, question):
 def test_replies_pass_the_agents_validators(case):
     intent = case_intent(case)
     plan = case_plan(case)
-    assert plan_errors(plan, PlannerDeps(case.question, intent, "", "FULL")) == []
+    every_table = [table.name for table in CATALOG.tables]
+    assert plan_errors(plan, PlannerDeps(case.question, intent, "", every_table, "FULL")) == []
     from agents.intent import intent_errors
 
     assert intent_errors(intent) == []
@@ -93,6 +97,25 @@ def test_plans_alternate_and_mirror_the_reference_steps():
         reference_sql = [s.sql for step in case.reference.steps if step.kind == "sql"
                          for s in step.statements]
         assert [s.sql for step in steps for s in step.statements] == reference_sql
+
+
+def test_sql_steps_name_the_tables_they_read_that_the_planner_was_shown():
+    case = BY_ID["airports-017"]  # airports per 100,000 residents: airports, counties, states
+    sql_1 = case_plan(case).steps[0]
+    assert sorted(sql_1.tables) == ["airports", "county_decadal_stats", "us_counties",
+                                    "us_states"]
+    shown = case_plan(case, shown_tables=["airports", "us_states", "world_countries"])
+    assert sorted(shown.steps[0].tables) == ["airports", "us_states"]
+    assert all(not step.tables for step in shown.steps if step.kind.value == "python")
+
+
+def test_reference_planner_reads_the_tables_from_the_outline():
+    case = BY_ID["airports-017"]
+    outline = ("demo.airports: US airports [point, static]\n  iata text PK\n"
+               "demo.us_states: US states [state, static]")
+    plan = reference_model([case]).reply(
+        "planner", f"Question: {case.question}\n\nSchema outline:\n{outline}")
+    assert sorted(plan.steps[0].tables) == ["airports", "us_states"]
 
 
 def test_top_k_comes_from_the_reference_limit():

@@ -23,7 +23,7 @@ from agents.intent import (
     SpatialTopology,
     SpatiotemporalScope,
 )
-from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
+from agents.planner import ExecutionConstraints, Plan, PlanStep
 from agents.reviewer import Review, ReviewDecision
 from agents.sql import SqlDraft, SqlStatement
 from geoask.answers import AnswerType
@@ -31,16 +31,14 @@ from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
 
 
 def intent(target: str, operation: OperationIntent, *, years: tuple[int, ...] = (),
-           top_k: int | None = None, granularity: str | None = None,
-           distance_m: float | None = None) -> Intent:
+           top_k: int | None = None, distance_m: float | None = None) -> Intent:
     """An in-scope intent."""
     topology = (SpatialTopology(predicate=SpatialPredicate.WITHIN_DISTANCE,
                                 distance=Distance(value=distance_m, unit="m"),
                                 reference="interstate highways")
                 if distance_m else SpatialTopology())
     return Intent(target=target, scope=SpatiotemporalScope(years=list(years)),
-                  topology=topology, operation=operation, top_k=top_k,
-                  spatial_granularity=granularity)  # type: ignore[arg-type]
+                  topology=topology, operation=operation, top_k=top_k)
 
 
 def rejection() -> IntentRejection:
@@ -64,25 +62,25 @@ def constraints(*, computation: bool, geometry: bool = False, granularity: str =
 def sql_plan(objective: str, answer_type: AnswerType, fields: list[str], *,
              top_k: int | None = None, **constraint_args: Any) -> Plan:
     """A one-step SQL plan."""
-    step = PlanStep(id="sql-1", kind=StepKind.SQL, objective=objective,
+    step = PlanStep(id="sql-1", objective=objective,
                     expected_output=", ".join(fields), success_criteria="rows returned",
                     top_k=top_k)
     return Plan(steps=[step], constraints=constraints(computation=False, **constraint_args),
-                answer_type=answer_type, answer_fields=fields, rationale="one SQL query")
+                answer_type=answer_type, answer_fields=fields)
 
 
 def sql_python_plan(sql_objective: str, python_objective: str, answer_type: AnswerType,
                     fields: list[str], **constraint_args: Any) -> Plan:
     """An SQL step exporting data, then one Python step computing the answer."""
     steps = [
-        PlanStep(id="sql-1", kind=StepKind.SQL, objective=sql_objective,
+        PlanStep(id="sql-1", objective=sql_objective,
                  expected_output="the rows to compute on", success_criteria="rows returned"),
-        PlanStep(id="python-1", kind=StepKind.PYTHON, objective=python_objective,
+        PlanStep(id="python-1", objective=python_objective,
                  inputs=["sql-1"], expected_output=", ".join(fields),
                  success_criteria="a success protocol object"),
     ]
     return Plan(steps=steps, constraints=constraints(computation=True, **constraint_args),
-                answer_type=answer_type, answer_fields=fields, rationale="SQL then Python")
+                answer_type=answer_type, answer_fields=fields)
 
 
 def draft(*statements: tuple[str, str], needs_python: bool = False) -> SqlDraft:

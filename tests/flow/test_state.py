@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
+from agents.planner import ExecutionConstraints, Plan, PlanStep
 from agents.reviewer import Review, ReviewDecision
 from geoask.answers import AnswerType
 from geoask.state import (
@@ -37,14 +37,13 @@ from geoask.state import (
 CONSTRAINTS = ExecutionConstraints(
     computation_needed=True, geometry_needed=True, input_mode="single",
     spatial_granularity="point", operation_category="spatial_geometry")
-SQL_1 = PlanStep(id="sql-1", kind=StepKind.SQL, objective="incidents", expected_output="id, geom",
+SQL_1 = PlanStep(id="sql-1", objective="incidents", expected_output="id, geom",
                  success_criteria="rows")
-PY_1 = PlanStep(id="python-1", kind=StepKind.PYTHON, objective="count", inputs=["sql-1"],
+PY_1 = PlanStep(id="python-1", objective="count", inputs=["sql-1"],
                 expected_output="count", success_criteria="a count")
-TWO_STEPS = Plan(steps=[SQL_1, PY_1], constraints=CONSTRAINTS, answer_type=AnswerType.SCALAR,
-                 rationale="r")
+TWO_STEPS = Plan(steps=[SQL_1, PY_1], constraints=CONSTRAINTS, answer_type=AnswerType.SCALAR)
 ONE_STEP = Plan(steps=[SQL_1], constraints=CONSTRAINTS.model_copy(
-    update={"computation_needed": False}), answer_type=AnswerType.SCALAR, rationale="r")
+    update={"computation_needed": False}), answer_type=AnswerType.SCALAR)
 INCIDENTS = ArtifactRef(name="incidents", url="memory://x/sql-1/incidents.geojson",
                         format="geojson", fields=["incident_id", "geometry"], row_count=10)
 

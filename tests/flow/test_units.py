@@ -10,7 +10,7 @@ from replies import constraints, intent, sql_plan, sql_python_plan
 from typer.testing import CliRunner
 
 from agents.intent import OperationIntent
-from agents.planner import Plan, PlanStep, StepKind
+from agents.planner import Plan, PlanStep
 from geoask.answers import AnswerType
 from geoask.errors import ConfigurationError
 from geoask.evidence import records_from_artifact, sql_evidence, unsupported_numbers
@@ -28,16 +28,14 @@ from geoask.variants import (
 
 TWO_STEP = sql_python_plan("export", "compute", AnswerType.SCALAR, ["n"])
 ONE_STEP = sql_plan("rows", AnswerType.RECORDS, ["a"])
-PYTHON_FIRST = Plan(steps=[PlanStep(id="python-1", kind=StepKind.PYTHON, objective="o",
+PYTHON_FIRST = Plan(steps=[PlanStep(id="python-1", objective="o",
                                     expected_output="e", success_criteria="s")],
-                    constraints=constraints(computation=True), answer_type=AnswerType.SCALAR,
-                    rationale="r")
-BAD_INPUT = Plan(steps=[PlanStep(id="sql-1", kind=StepKind.SQL, objective="o",
+                    constraints=constraints(computation=True), answer_type=AnswerType.SCALAR)
+BAD_INPUT = Plan(steps=[PlanStep(id="sql-1", objective="o",
                                  expected_output="e", success_criteria="s"),
-                        PlanStep(id="python-1", kind=StepKind.PYTHON, objective="o",
+                        PlanStep(id="python-1", objective="o",
                                  inputs=["sql-9"], expected_output="e", success_criteria="s")],
-                 constraints=constraints(computation=True), answer_type=AnswerType.SCALAR,
-                 rationale="r")
+                 constraints=constraints(computation=True), answer_type=AnswerType.SCALAR)
 
 PLAN_CASES = [
     ("two steps in FULL", TWO_STEP, Variant.FULL, []),

@@ -3,13 +3,11 @@ from datetime import date
 import pytest
 from pydantic import ValidationError
 
-from geoask.catalog.model import SpatialGranularity as S
 from geoask.catalog.model import TemporalGranularity as T
 from geoask.retrieval.filters import (
     RetrievalIntent,
     passes_coverage,
     passes_intent,
-    passes_spatial,
     passes_time_step,
     period_bounds,
 )
@@ -32,23 +30,6 @@ def test_period_bounds(value, expected):
 def test_period_bounds_rejects(value):
     with pytest.raises(ValueError, match="not YYYY"):
         period_bounds(value)
-
-
-@pytest.mark.parametrize(
-    ("table", "target", "expected"),
-    [
-        ("climate_grid_monthly", S.STATE, False),  # grid cells cross state borders
-        ("climate_grid_cells", S.COUNTY, False),
-        ("climate_grid_monthly", S.GRID_CELL, True),
-        ("state_income_annual", S.STATE, True),
-        ("state_income_annual", S.COUNTRY, True),
-        ("state_income_annual", S.COUNTY, False),  # coarser than asked
-        ("city_incidents", S.STATE, True),  # points nest in any area
-        ("us_states", None, True),
-    ],
-)
-def test_passes_spatial(catalog, table, target, expected):
-    assert passes_spatial(catalog.table(table), target) is expected
 
 
 @pytest.mark.parametrize(
@@ -93,6 +74,12 @@ def test_intent_period_spans_start_and_end():
     intent = RetrievalIntent(period_start="1990", period_end="1995-06")
     assert intent.period() == (date(1990, 1, 1), date(1995, 6, 30))
     assert RetrievalIntent().period() is None
+
+
+def test_intent_has_no_spatial_filter():
+    # the answer's unit does not say which other tables a question reads (see filters.py)
+    with pytest.raises(ValidationError, match="spatial_granularity"):
+        RetrievalIntent(spatial_granularity="state")
 
 
 def test_intent_rejects_malformed_period():

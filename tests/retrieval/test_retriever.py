@@ -3,7 +3,6 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from geoask.catalog.model import SpatialGranularity as S
 from geoask.catalog.model import TemporalGranularity as T
 from geoask.retrieval import (
     InMemorySchemaIndex,
@@ -121,10 +120,19 @@ def test_monthly_intent_excludes_annual_table(retriever):
     assert "state_income_annual" not in subset.table_names
 
 
-def test_state_intent_excludes_grid_tables(retriever):
-    intent = RetrievalIntent(spatial_granularity=S.STATE)
-    subset = retriever.retrieve("monthly precipitation per grid cell", intent)
-    assert not {"climate_grid_monthly", "climate_grid_cells"} & set(subset.table_names)
+def test_within_keeps_exactly_the_chosen_tables(retriever):
+    subset = retriever.retrieve("monthly precipitation per grid cell",
+                                within=["climate_grid_monthly", "us_states", "no_such_table"])
+    # no join completion: climate_grid_cells (referenced by the monthly table) stays out
+    assert sorted(subset.table_names) == ["climate_grid_monthly", "us_states"]
+    assert "demo.climate_grid_cells" not in subset.prompt_text
+
+
+def test_within_ignores_the_intent_filters(retriever):
+    monthly = RetrievalIntent(temporal_granularity=T.MONTHLY, period_start="1999-09")
+    subset = retriever.retrieve("income", monthly, within=["state_income_annual"])
+    assert "state_income_annual" in subset.table_names
+    assert retriever.retrieve("income", monthly, within=[]).table_names == []
 
 
 def test_table_budget_is_respected(catalog, embedder):
@@ -201,9 +209,9 @@ def test_same_subtask_is_served_from_cache(retriever):
     again = retriever.retrieve("land  area of each   state")
     assert again is first
     assert retriever.cache_hits == 1
-    state_level = RetrievalIntent(spatial_granularity=S.STATE)
-    other = retriever.retrieve("land area of each state", state_level)
-    assert other is not first
+    in_1990 = RetrievalIntent(period_start="1990")
+    assert retriever.retrieve("land area of each state", in_1990) is not first
+    assert retriever.retrieve("land area of each state", within=["us_states"]) is not first
     assert retriever.cache_hits == 1
 
 
