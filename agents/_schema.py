@@ -8,6 +8,7 @@ left out; validation is unchanged (pydantic validates against the models, not th
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -58,14 +59,27 @@ def compact_json(model: BaseModel) -> str:
     """``model`` as JSON for a prompt: unset, empty and default fields left out.
 
     >>> from pydantic import Field
+    >>> class Scope(BaseModel):
+    ...     years: list[int] = Field(default_factory=list)
     >>> class Step(BaseModel):
     ...     id: str
-    ...     inputs: list[str] = Field(default_factory=list)
+    ...     scope: Scope
     ...     top_k: int | None = None
-    >>> compact_json(Step(id="sql-1"))
+    >>> compact_json(Step(id="sql-1", scope=Scope()))
     '{"id":"sql-1"}'
     """
-    return model.model_dump_json(exclude_none=True, exclude_defaults=True)
+    data = model.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    return json.dumps(_without_empty(data), separators=(",", ":"), ensure_ascii=False)
+
+
+def _without_empty(value: Any) -> Any:
+    """``value`` without dict entries that are empty dicts or lists (recursively)."""
+    if isinstance(value, dict):
+        cleaned = {k: _without_empty(v) for k, v in value.items()}
+        return {k: v for k, v in cleaned.items() if v != {} and v != []}
+    if isinstance(value, list):
+        return [_without_empty(item) for item in value]
+    return value
 
 
 def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:

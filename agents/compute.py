@@ -37,7 +37,7 @@ class ComputeScript(BaseModel):
 
 
 class ComputeRefusal(BaseModel):
-    """The step cannot be computed from its inputs; names the fields that are missing."""
+    """The step cannot be computed from its inputs (name any missing fields)."""
 
     model_config = COMPACT_SCHEMA
 
@@ -292,7 +292,7 @@ def prompt(deps: ComputeDeps) -> str:
         f"Step (JSON): {compact_json(deps.step)}",
         "Execution constraints (JSON): " + deps.constraints.model_dump_json(
             include={"geometry_needed", "input_mode", "spatial_granularity",
-                     "temporal_comparison"}),
+                     "temporal_comparison"}, exclude_defaults=True),
         f"Input files:\n{files}",
         f"Schema outline:\n{deps.schema_text}",
         f"Executed SQL:\n{sql}",

@@ -155,11 +155,11 @@ class IntentDeps:
 INSTRUCTIONS = """\
 Fill in the intent tuple of one question about the tables listed; never answer it.
 - IntentRejection if it is small talk or about you (chit_chat), harmful or asks to change,
-  delete or export data (unsafe), or needs data the tables lack (not_answerable); the message
-  politely says what geoask can answer. Else Intent, in GIS terms:
+  delete or export data (unsafe), or needs data the tables lack (not_answerable), with a polite
+  message on what geoask can answer. Else Intent, in GIS terms:
 - target: entities and metric analysed (e.g. "counties, 2020 population density").
 - scope: places named, with their level; years and months (1-12) named or implied. A place
-  finer than the tables hold (a city when they hold counties) gets resolved_to: its enclosing
+  finer than the tables hold (a city when they hold counties): resolved_to is its enclosing
   unit and level (Raleigh -> "Wake County, NC (county)").
 - topology: predicate; distance with its unit as stated; reference: what it is measured from.
 - top_k: K of a Top-K question, only with operation rank_top_k.

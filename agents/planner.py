@@ -57,7 +57,7 @@ class PlanStep(BaseModel):
 
     model_config = NESTED_SCHEMA
 
-    id: str = Field(pattern=r"^(sql|python)-[1-9][0-9]*$")
+    id: str = Field(pattern=r"^(sql|python)-\d+$")  # numbering: ids_numbered_in_order
     objective: str
     tables: list[str] = Field(default_factory=list)
     inputs: list[str] = Field(default_factory=list)

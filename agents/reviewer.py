@@ -40,7 +40,7 @@ class Review(BaseModel):
 
 
 class ReviewRefusal(BaseModel):
-    """The evidence cannot be judged (for example it is empty or unreadable)."""
+    """The evidence cannot be judged (empty or unreadable)."""
 
     model_config = COMPACT_SCHEMA
 
@@ -69,14 +69,14 @@ INSTRUCTIONS = """\
 Judge whether a finished run's evidence answers the question under its answer contract (type
 and fields). Do not compute or correct numbers. Decide:
 - accept: it supports a complete answer of that type and fields (right places, years, units,
-  ordering and row count).
+  ordering, row count).
 - revise: the last step's output is close but wrong in fields, ordering, units, filters or row
   count; say what to change.
 - repair: an earlier step did not export what a later one needs; target it, name the fields.
 - replan: the steps taken cannot produce the answer (wrong tables or approach).
-target_step (a step id of the state summary) only for revise and repair. The reason cites the
-evidence (a value, column or row count) in one or two sentences. ReviewRefusal only for empty
-or unreadable evidence.
+target_step (a step id) only for revise and repair. The reason cites the evidence (a value,
+column or row count), in one or two sentences. ReviewRefusal only if the evidence is empty or
+unreadable.
 """
 
 

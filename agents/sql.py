@@ -276,7 +276,8 @@ def prompt(deps: SqlDeps) -> str:
         f"Question: {deps.question}",
         f"Step (JSON): {compact_json(deps.step)}",
         "Execution constraints (JSON): " + deps.constraints.model_dump_json(
-            include={"computation_needed", "geometry_needed", "temporal_comparison"}),
+            include={"computation_needed", "geometry_needed", "temporal_comparison"},
+            exclude_defaults=True),
         f"Spatial policy: {deps.policy} ({POLICY_RULES[SpatialPolicy(deps.policy)]})",
         f"Schema:\n{deps.schema_text}",
     ]

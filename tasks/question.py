@@ -42,7 +42,7 @@ from geoask.run_artifacts import (
     publish_markdown,
     publish_table,
 )
-from geoask.sql.context import AnswerContract, GuardContext, catalog_names
+from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy, catalog_names
 from geoask.sql.export import export_result
 from geoask.sql.guard import check_sql
 from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
@@ -116,8 +116,10 @@ def run_sql_step(
         step = _plan_step(plan, step_id)
         deps = SqlDeps(
             question=state.question, step=step,
-            schema_text=step_schema(services, state.question, step,
-                                    step.tables or schema_tables).prompt_text,
+            schema_text=step_schema(
+                services, state.question, step, step.tables or schema_tables,
+                geometry=_geometry_useful(services, plan),
+            ).prompt_text,
             constraints=plan.constraints, policy=services.config.policy.value,
             previous_attempts=[SqlAttempt(sql=f.attempted, error=f.message)
                                for f in step_state.failures],
@@ -293,18 +295,30 @@ def build_evidence(services: QuestionServices, state: ExecutionState) -> str:
 
 
 def step_schema(services: QuestionServices, question: str, step: PlanStep,
-                tables: list[str]) -> SchemaSubset:
-    """The schema of one subtask: ``tables`` (with their joins), columns trimmed for it.
+                tables: list[str], geometry: bool = True) -> SchemaSubset:
+    """The schema of one subtask: exactly ``tables``, columns trimmed for it.
 
-    Columns are chosen for the question plus the step's objective and expected output.
+    Columns are chosen for the question plus the step's objective and expected output;
+    ``geometry=False`` leaves geometry columns out.
     """
     begin = time.perf_counter()
     subset = services.schema.retrieve(f"{question}\n{step.objective}\n{step.expected_output}",
-                                      within=tables)
+                                      within=tables, geometry=geometry)
     services.recorder.tool(step.id, "retriever", "ok",
                            f"tables {', '.join(subset.table_names)}; {subset.token_count} tokens",
                            (time.perf_counter() - begin) * 1000)
     return subset
+
+
+def _geometry_useful(services: QuestionServices, plan: Plan) -> bool:
+    """Whether the SQL agent has a use for geometry columns.
+
+    To compute with them (policy not separated), to export them (geometry needed), or for a
+    Python step it may still ask for (variants without a planner).
+    """
+    return (services.config.policy is not SpatialPolicy.SEPARATED
+            or plan.constraints.geometry_needed
+            or services.config.python_steps == "on_request")
 
 
 def _tables_read(plan: Plan, upstream: list[StepState]) -> list[str]:

@@ -28,8 +28,8 @@ class SchemaSource(Protocol):
     """Retrieves the schema subset for a question or subtask (``SchemaRetriever``)."""
 
     def retrieve(self, query: str, intent: RetrievalIntent | None = None,
-                 within: Sequence[str] | None = None) -> SchemaSubset:
-        """The schema subset for ``query`` under ``intent``'s hard filters, or of ``within``."""
+                 within: Sequence[str] | None = None, geometry: bool = True) -> SchemaSubset:
+        """The schema subset for ``query`` under ``intent``'s filters, or of ``within``."""
         ...
 
 

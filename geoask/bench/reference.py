@@ -498,11 +498,11 @@ def answer_summary(case: BenchmarkCase, projected: Any) -> str:
     >>> c = BenchmarkCase.model_construct(id="x-001", answer=AnswerContract(
     ...     answer_type="scalar", projection=Projection(value_field="n", unit="km")))
     >>> answer_summary(c, 12.5)
-    'n: 12.5 km (benchmark case x-001, from the last step of its verified program).'
+    'n: 12.5 km (verified program of benchmark case x-001).'
     """
     projection = case.answer.projection
     unit = f" {projection.unit}" if projection.unit else ""
-    source = f"(benchmark case {case.id}, from the last step of its verified program)."
+    source = f"(verified program of benchmark case {case.id})."
     if case.answer.answer_type is CaseAnswerType.SCALAR:
         return f"{projection.value_field}: {projected}{unit} {source}"
     if isinstance(projected, list) and case.answer.answer_type is not CaseAnswerType.BBOX:

@@ -168,7 +168,7 @@ class SchemaRetriever:
         self._n_documents = {kind: sum(d.kind == kind for d in documents)
                              for kind in ("table", "column")}
         self._count_tokens = count_tokens or _shipped_token_count
-        self._cache: OrderedDict[tuple[str, str, str, str, str], SchemaSubset] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, str, str, str, str], SchemaSubset] = OrderedDict()
         self.cache_hits = 0
 
     def ensure_index(self, force: bool = False) -> bool:
@@ -218,21 +218,24 @@ class SchemaRetriever:
         return sorted(scored, key=lambda s: (-s.score, s.name))
 
     def retrieve(self, query: str, intent: RetrievalIntent | None = None,
-                 within: Sequence[str] | None = None) -> SchemaSubset:
+                 within: Sequence[str] | None = None, geometry: bool = True) -> SchemaSubset:
         """The schema subset for ``query`` (a question or planner subtask) under ``intent``.
 
         ``within``: tables already chosen (those a plan step reads). Exactly these are kept,
         in ranked order: no ``intent`` filter, score cutoff or join completion applies; columns
         are still trimmed for ``query``. Unknown names are ignored.
+
+        ``geometry=False`` leaves geometry columns out (for SQL that may not compute with them
+        and need not export them).
         """
         key = (self.content_hash, " ".join(query.split()), repr(self.config),
                intent.model_dump_json() if intent else "",
-               "" if within is None else "+" + ",".join(sorted(within)))
+               "" if within is None else "+" + ",".join(sorted(within)), str(geometry))
         if key in self._cache:
             self._cache.move_to_end(key)
             self.cache_hits += 1
             return self._cache[key]
-        subset = self._retrieve(query, intent, within)
+        subset = self._retrieve(query, intent, within, geometry)
         if self.config.cache_size > 0:
             self._cache[key] = subset
             while len(self._cache) > self.config.cache_size:
@@ -240,7 +243,7 @@ class SchemaRetriever:
         return subset
 
     def _retrieve(self, query: str, intent: RetrievalIntent | None,
-                  within: Sequence[str] | None) -> SchemaSubset:
+                  within: Sequence[str] | None, geometry: bool) -> SchemaSubset:
         if within is not None:
             ranked = [s for s in self.rank(query) if s.name in within]
             kept = [s.name for s in ranked]
@@ -258,7 +261,7 @@ class SchemaRetriever:
         selected = ([SelectedTable(name) for name in kept] if within is not None else
                     complete_join_paths(self.catalog, kept, self.config.max_tables,
                                         self.config.join_depth))
-        tables = [self._retrieved_table(s, by_name.get(s.name)) for s in selected]
+        tables = [self._retrieved_table(s, by_name.get(s.name), geometry) for s in selected]
         tables.sort(key=lambda t: (t.joined_in, -t.score))  # ranked by score, then joined-in
         glossary: dict[str, str] = {}
         blocks = [
@@ -277,7 +280,7 @@ class SchemaRetriever:
         prompt_text = "\n\n".join(filter(None, [*blocks, glossary_line(glossary)]))
         outline = "\n".join(
             outline_block(self.catalog.schema_name, self.catalog.table(t.name), t.columns,
-                          f" (joined in: referenced by {t.joined_from})" if t.joined_in else "")
+                          f" (joined in via {t.joined_from})" if t.joined_in else "")
             for t in tables)
         return SchemaSubset(
             query=query,
@@ -290,10 +293,12 @@ class SchemaRetriever:
         )
 
     def _retrieved_table(
-        self, selected: SelectedTable, scored: TableScore | None
+        self, selected: SelectedTable, scored: TableScore | None, geometry: bool = True
     ) -> RetrievedTable:
         table = self.catalog.table(selected.name)
-        sims = scored.column_similarities if scored else {}
+        hidden = set() if geometry else {c.name for c in table.columns if c.is_geometry}
+        sims = {c: s for c, s in (scored.column_similarities if scored else {}).items()
+                if c not in hidden}
         keep = set(table.primary_key) | {c for fk in table.foreign_keys for c in fk.columns}
         if table.geometry_column is not None:
             keep.add(table.geometry_column.name)
@@ -304,7 +309,7 @@ class SchemaRetriever:
         if sims and not selected.joined_in:
             best = sims[by_similarity[0]]
             keep |= {c for c, s in sims.items() if s >= best - self.config.column_margin}
-        columns = [c.name for c in table.columns if c.name in keep]
+        columns = [c.name for c in table.columns if c.name in keep - hidden]
         return RetrievedTable(
             name=table.name,
             score=round(scored.score, 4) if scored else 0.0,

@@ -188,3 +188,20 @@ def test_errors_that_end_a_run_become_user_errors(error, expected):
 
     translated = user_error(error)
     assert (type(translated).__name__ if translated else None) == expected
+
+
+@pytest.mark.parametrize(("variant", "geometry_needed", "expected"), [
+    (Variant.FULL, False, False),  # separated SQL cannot compute with geometry, nor export it
+    (Variant.FULL, True, True),
+    (Variant.POSTGIS, False, True),  # spatial SQL computes with geometry
+    (Variant.NO_PLANNER, False, True),  # the SQL agent may still ask for a Python step
+    (Variant.BASE, False, False),
+])
+def test_geometry_is_shown_to_sql_only_when_useful(variant, geometry_needed, expected):
+    from types import SimpleNamespace
+
+    from tasks.question import _geometry_useful
+
+    plan = sql_plan("count", AnswerType.SCALAR, ["n"], geometry=geometry_needed)
+    services = SimpleNamespace(config=VARIANTS[variant])
+    assert _geometry_useful(services, plan) is expected

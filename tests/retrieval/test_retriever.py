@@ -128,6 +128,14 @@ def test_within_keeps_exactly_the_chosen_tables(retriever):
     assert "demo.climate_grid_cells" not in subset.prompt_text
 
 
+def test_geometry_columns_can_be_left_out(retriever):
+    with_geometry = retriever.retrieve("state outlines", within=["us_states"])
+    without = retriever.retrieve("state outlines", within=["us_states"], geometry=False)
+    assert "geom" in with_geometry.tables[0].columns
+    assert "geom" not in without.tables[0].columns
+    assert "geometry(" in with_geometry.prompt_text and "geometry(" not in without.prompt_text
+
+
 def test_within_ignores_the_intent_filters(retriever):
     monthly = RetrievalIntent(temporal_granularity=T.MONTHLY, period_start="1999-09")
     subset = retriever.retrieve("income", monthly, within=["state_income_annual"])
