@@ -108,7 +108,7 @@ UNKNOWN_QUESTION_MESSAGE: Final = (
 )
 _WRONG_COLUMN_SUFFIX: Final = "_nm"
 _DEGREES_CRS: Final = '"EPSG:4326"'
-# A table header of a rendered schema outline: "demo.airports: US airports. ..."
+# A table header of a rendered schema outline: "demo.airports: US airports [point, static]"
 _OUTLINE_TABLE = re.compile(r"^\w+\.(\w+): ", re.MULTILINE)
 _CASE_ID = re.compile(r"\b[a-z][a-z0-9_]*-[0-9]{3}\b")
 _YEAR = re.compile(r"\b(1[89][0-9]{2}|20[0-9]{2})\b")

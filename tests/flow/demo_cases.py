@@ -76,7 +76,7 @@ def _rank_payload(records: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
 def _rank_replies() -> dict[str, list[Any]]:
     return {
         "intent": [intent("states by 1950 per-capita income", OperationIntent.RANK_TOP_K,
-                          years=(1950,), top_k=5, granularity="state")],
+                          years=(1950,), top_k=5)],
         "planner": [sql_plan("the five states with the highest per-capita income in 1950",
                              AnswerType.RANKED_LIST, ["state_abbr", "per_capita_income_usd"],
                              top_k=5)],
@@ -165,7 +165,7 @@ def _change_payload(records: list[dict[str, Any]]) -> tuple[dict[str, Any], str]
 def _change_replies() -> dict[str, list[Any]]:
     return {
         "intent": [intent("Mississippi per-capita income", OperationIntent.COMPARE_PERIODS,
-                          years=(1929, 2009), granularity="state")],
+                          years=(1929, 2009))],
         "planner": [sql_plan("Mississippi per-capita income in 1929 and 2009 and the change",
                              AnswerType.OBJECT, ["income_1929", "income_2009", "change_pct"],
                              category="temporal_comparison", temporal="period_vs_period")],
@@ -214,7 +214,7 @@ def _buffer_payload(result: dict[str, Any]) -> tuple[dict[str, Any], str]:
 def _buffer_replies() -> dict[str, list[Any]]:
     return {
         "intent": [intent("New Haven police incidents near interstates", OperationIntent.COUNT,
-                          granularity="point", distance_m=100)],
+                          distance_m=100)],
         "planner": [sql_python_plan(
             "export incident points and interstate centre lines",
             "count incidents within 100 m of an interstate in a metric CRS",
@@ -266,7 +266,7 @@ def _correlation_payload(result: dict[str, Any]) -> tuple[dict[str, Any], str]:
 def _correlation_replies() -> dict[str, list[Any]]:
     return {
         "intent": [intent("correlation of county homicide rate and family poverty, 1990",
-                          OperationIntent.STATISTICS, years=(1990,), granularity="county")],
+                          OperationIntent.STATISTICS, years=(1990,))],
         "planner": [sql_python_plan(
             "export the 1990 homicide rate and family poverty share of every county",
             "Pearson correlation of the two columns", AnswerType.OBJECT,

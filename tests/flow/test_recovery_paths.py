@@ -35,7 +35,7 @@ BAD_COLUMN_SQL = RANK_SQL.replace("i.per_capita_income_usd DESC", "i.income DESC
 
 def rank_intent():
     return intent("states by 1950 per-capita income", OperationIntent.RANK_TOP_K,
-                  years=(1950,), top_k=5, granularity="state")
+                  years=(1950,), top_k=5)
 
 
 def rank_plan():
@@ -106,8 +106,7 @@ def test_repair_by_dependency_backtracking(make_services, reader):
         return {"items": items, "unit": "count", "order": "descending"}, "Top categories."
 
     scripted = ScriptedModel({
-        "intent": [intent("incident categories", OperationIntent.AGGREGATE,
-                          granularity="point")],
+        "intent": [intent("incident categories", OperationIntent.AGGREGATE)],
         "planner": [plan],
         "sql": [draft(("incidents", "SELECT incident_id, geom FROM demo.new_haven_incidents")),
                 draft(("incidents", "SELECT incident_id, category, geom "
@@ -212,7 +211,7 @@ def test_no_planner_variant_adds_python_when_the_sql_agent_asks(make_services, r
 
     scripted = ScriptedModel({
         "intent": [intent("correlation of homicide rate and poverty", OperationIntent.STATISTICS,
-                          years=(1990,), granularity="county")],
+                          years=(1990,))],
         "sql": [draft(("county_1990", "SELECT county_fips, homicide_rate_per_100k, "
                                       "families_below_poverty_pct FROM demo.county_decadal_stats "
                                       "WHERE census_year = 1990"), needs_python=True)],
@@ -241,8 +240,7 @@ def test_postgis_variant_allows_spatial_sql(make_services, reader):
         return {"items": items, "unit": "km2", "order": "descending"}, "Largest states."
 
     scripted = ScriptedModel({
-        "intent": [intent("states by area", OperationIntent.RANK_TOP_K, top_k=3,
-                          granularity="state")],
+        "intent": [intent("states by area", OperationIntent.RANK_TOP_K, top_k=3)],
         "planner": [sql_plan("the three largest states by area", AnswerType.RANKED_LIST,
                              ["state_abbr", "area_km2"], top_k=3)],
         "sql": [draft(("largest_states", area_sql))],
