@@ -87,7 +87,7 @@ def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
 
     The output models are not recursive and use each nested model in one place, so inlining
     only drops the ``$defs``/``$ref`` indirection the model would have to follow. An inlined
-    enum loses its class docstring (a description the field itself sets is kept).
+    enum loses its class name and docstring (a description the field itself sets is kept).
 
     >>> inline_defs({"$defs": {"K": {"enum": ["a"]}}, "properties": {"k": {"$ref": "#/$defs/K"}}})
     {'properties': {'k': {'enum': ['a']}}}
@@ -105,7 +105,8 @@ def inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
             if name in defs and name not in seen:  # a recursive model keeps its $ref
                 siblings = {k: resolve(v, seen) for k, v in node.items() if k != "$ref"}
                 definition = resolve(defs[name], seen | {name})
-                if "enum" in definition:  # an enum's docstring: its values say it all
+                if "enum" in definition:  # an enum's name and docstring: its values say it all
+                    definition.pop("title", None)
                     definition.pop("description", None)
                 return {**definition, **siblings}
         return {k: resolve(v, seen) for k, v in node.items() if k != "$defs"}
@@ -133,16 +134,14 @@ def drop_null_branches(schema: Any) -> Any:
         if len(kept) == 1 and len(branches) == 2 and isinstance(kept[0], dict):
             rest = {k: v for k, v in schema.items() if k != "anyOf"}
             return drop_null_branches({**kept[0], **rest})
-    return {key: (drop_null_branches(value) if key != "properties" else
-                  {name: drop_null_branches(prop) for name, prop in value.items()})
-            for key, value in schema.items() if not (key == "title" and isinstance(value, str))}
+    return {key: drop_null_branches(value) for key, value in schema.items()}
 
 
 def compact_output_tools(ctx: Any, tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
     """The agents' output tools with compact JSON schemas.
 
-    ``$defs`` inlined (:func:`inline_defs`), null branches of optional fields and titles
-    dropped (:func:`drop_null_branches`).
+    ``$defs`` inlined (:func:`inline_defs`), null branches of optional fields dropped
+    (:func:`drop_null_branches`).
 
     Used as ``capabilities=[PrepareOutputTools(compact_output_tools)]``: what it returns is
     what every model is sent.

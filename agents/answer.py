@@ -17,7 +17,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_SCHEMA, compact_output_tools
-from geoask.answers import PAYLOAD_SCHEMAS, AnswerType, payload_errors
+from geoask.answers import PAYLOAD_SCHEMAS, AnswerType, contract_text, payload_errors
 from geoask.evidence import unsupported_numbers
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
@@ -172,8 +172,7 @@ def _validate(ctx: RunContext[AnswerDeps], output: AnswerOutput) -> AnswerOutput
 
 def prompt(deps: AnswerDeps) -> str:
     """The user message of the answer agent: question, contract and accepted evidence."""
-    fields = ", ".join(deps.answer_fields) or "(not fixed)"
     return (f"Question: {deps.question}\n\n"
-            f"Answer contract: answer_type={deps.answer_type.value}; answer fields: {fields}\n\n"
+            f"{contract_text(deps.answer_type, deps.answer_fields)}\n\n"
             f"Payload JSON Schema: {payload_schema_text(deps.answer_type)}\n\n"
             f"Evidence:\n{deps.evidence}")

@@ -15,7 +15,7 @@ from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, BareEnumSchema
-from geoask.answers import AnswerType
+from geoask.answers import AnswerType, contract_text
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -143,8 +143,7 @@ def _validate(ctx: RunContext[ReviewerDeps], output: ReviewOutput) -> ReviewOutp
 
 def prompt(deps: ReviewerDeps) -> str:
     """The user message of the reviewer: question, contract, evidence and state summary."""
-    fields = ", ".join(deps.answer_fields) or "(not fixed)"
     return (f"Question: {deps.question}\n\n"
-            f"Answer contract: answer_type={deps.answer_type.value}; answer fields: {fields}\n\n"
+            f"{contract_text(deps.answer_type, deps.answer_fields)}\n\n"
             f"Evidence:\n{deps.evidence}\n\n"
             f"State summary:\n{deps.state_summary}")

@@ -108,6 +108,16 @@ PAYLOAD_SCHEMAS: dict[AnswerType, dict[str, Any]] = {
 }
 
 
+def contract_text(answer_type: AnswerType, answer_fields: list[str]) -> str:
+    """The answer contract as one prompt line (reviewer and answer agents).
+
+    >>> contract_text(AnswerType.SCALAR, ["n"])
+    'Answer contract: answer_type=scalar; answer fields: n'
+    """
+    fields = ", ".join(answer_fields) or "(not fixed)"
+    return f"Answer contract: answer_type={answer_type.value}; answer fields: {fields}"
+
+
 def payload_errors(answer_type: AnswerType, payload: Any) -> list[str]:
     """Return every way ``payload`` violates the schema of ``answer_type`` (empty when valid).
 
