@@ -48,8 +48,13 @@ def ask(
 ) -> None:
     """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
     from flows.answer_question import answer_question
+    from geoask.errors import ConfigurationError
     from geoask.variants import parse_variant
 
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigurationError("the question is not valid UTF-8 text") from None
     if variant:
         parse_variant(variant)  # clear errors before Prefect starts
     if via_api:

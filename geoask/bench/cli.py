@@ -174,11 +174,15 @@ def bench(
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
     quiet_console()
     from flows.run_benchmark import default_out_dir
+    from geoask.ask_cli import check_models_configured
     from tasks.benchmark import load_benchmark_cases, parse_variants
 
     settings = get_settings()
     load_benchmark_cases(tasks_file, limit)  # clear errors before Prefect starts
     parse_variants(variant)
+    if not via_api:  # else the serving worker's models count, not this shell's
+        # a model that cannot be built would fail (and be saved as failed) for every question
+        check_models_configured(model)
     folder = out or default_out_dir(model, settings)
     if fresh:
         shutil.rmtree(folder / "runs", ignore_errors=True)

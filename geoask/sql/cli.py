@@ -7,6 +7,7 @@ writes ``result.geojson``/``result.json`` and ``result.preview.json`` to DIR, pr
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -34,6 +35,19 @@ CONTRACT_OPTION = typer.Option(
 SOURCE_ARGUMENT = typer.Argument("-", help="File holding one SQL query, or '-' for standard input.")
 
 
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
+
+
+def _file_name(name: str) -> str:
+    """``--name`` as a plain file name: no folders, no hidden files, nothing outside --out."""
+    if not _FILE_NAME.fullmatch(name):
+        raise typer.BadParameter(
+            f"{name!r} is not a plain file name: use 1-64 letters, digits, _ or - "
+            "(not starting with -)")
+    return name
+
+
+
 @app.command("check")
 def check_command(
     source: str = SOURCE_ARGUMENT,
@@ -51,7 +65,8 @@ def run_command(
     source: str = SOURCE_ARGUMENT,
     policy: SpatialPolicy | None = POLICY_OPTION,
     contract: AnswerContract = CONTRACT_OPTION,
-    name: str = typer.Option("result", "--name", help="Base name of the files written."),
+    name: str = typer.Option("result", "--name", callback=_file_name,
+                             help="Base name of the files written (letters, digits, _ and -)."),
 ) -> None:
     """Check, execute read-only as the reader role, export to --out and print the preview."""
     from geoask.db.urls import reader_url
@@ -109,7 +124,10 @@ def _checked(
 
 def _read_source(source: str) -> str:
     if source == "-":
-        return sys.stdin.read()
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise GeoaskError(f"cannot read SQL from standard input: {error}") from None
     path = Path(source)
     try:
         return path.read_text(encoding="utf-8")

@@ -205,3 +205,23 @@ def test_geometry_is_shown_to_sql_only_when_useful(variant, geometry_needed, exp
     plan = sql_plan("count", AnswerType.SCALAR, ["n"], geometry=geometry_needed)
     services = SimpleNamespace(config=VARIANTS[variant])
     assert _geometry_useful(services, plan) is expected
+
+
+def test_ask_refuses_a_question_that_is_not_utf8():
+    from geoask.cli import app
+
+    # a non-UTF-8 argument byte reaches Python as a lone surrogate
+    result = CliRunner().invoke(app, ["ask", "How many airports \udcff in Texas?",
+                                      "--model", "reference"])
+    assert isinstance(result.exception, ConfigurationError)
+    assert "not valid UTF-8" in str(result.exception)
+
+
+def test_bench_with_an_unusable_model_fails_before_running_anything(tmp_path, monkeypatch):
+    from geoask.cli import app
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = CliRunner().invoke(app, ["bench", "--model", "openai:gpt-4o", "--limit", "1",
+                                      "--out", str(tmp_path / "b")])
+    assert isinstance(result.exception, ConfigurationError), result.output
+    assert not (tmp_path / "b").exists()  # nothing saved that a rerun would resume

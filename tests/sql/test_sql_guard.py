@@ -130,6 +130,22 @@ def test_cli_check_reads_stdin_and_exits_2_naming_the_rule():
     assert "fragment: ST_Area(geom)" in result.output
 
 
+def test_cli_check_refuses_stdin_that_is_not_utf8():
+    result = CliRunner().invoke(app, ["sql", "check", "-"], input=b"SELECT 1 AS \xff")
+    assert result.exit_code != 0
+    assert isinstance(result.exception, GeoaskError)
+    assert "cannot read SQL from standard input" in str(result.exception)
+
+
+@pytest.mark.parametrize("name", ["../../tmp/escape", "a/b", "", ".hidden", "-x", "a\n"])
+def test_cli_run_name_must_be_a_plain_file_name(tmp_path, name):
+    result = CliRunner().invoke(app, ["sql", "run", "--out", str(tmp_path), "--name", name, "-"],
+                                input="SELECT 1 AS n")
+    assert result.exit_code == 2, result.output  # a usage error, before anything runs
+    assert "not a plain file name" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_cli_check_policy_and_contract_options():
     sql = "SELECT ST_Area(geom) FROM t"
     allowed = CliRunner().invoke(app, ["sql", "check", "--policy", "postgis"], input=sql)
