@@ -6,6 +6,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# uv installs .venv from uv.lock (every machine gets the same versions); it lives in its own
+# small venv so that an exact sync of .venv never removes it.
+UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+UV_STAMP := $(TOOLS)/.uv-$(UV_VERSION)
 SYSTEM_PACKAGES := postgresql-15-postgis-3 bubblewrap python3 python3-venv chromium
 
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
@@ -13,8 +19,10 @@ export DO_NOT_TRACK ?= 1
 export ANONYMIZED_TELEMETRY ?= False
 export HF_HUB_OFFLINE ?= 1
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 120
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: help setup system-packages demo test lint typecheck unit down clean
+.PHONY: help setup system-packages demo test lint typecheck unit lock lock-check test-latest down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -31,10 +39,14 @@ system-packages: ## Install PostGIS and bubblewrap from Debian when missing (roo
 	  fi; \
 	fi
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+$(UV_STAMP):
+	rm -rf $(TOOLS)
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+	@touch $(UV_STAMP)
+
+$(STAMP): pyproject.toml uv.lock $(UV_STAMP)
+	$(UV) sync --frozen --extra dev --python $(PYTHON) --quiet
 	@touch $(STAMP)
 
 setup: system-packages $(STAMP) ## Create .venv, install geoask, the system packages and the sandbox runtime
@@ -47,6 +59,15 @@ demo: setup ## Set up, load the demo data, run the benchmark (reference model, F
 	$(BIN)/geoask bench --model reference --variant FULL
 	$(BIN)/geoask bench showcase --model reference
 
+lock: $(UV_STAMP) ## Re-resolve uv.lock to the newest versions pyproject.toml allows (then make setup)
+	$(UV) lock --upgrade --python $(PYTHON)
+
+lock-check: $(UV_STAMP) ## Fail when uv.lock does not match pyproject.toml
+	$(UV) lock --check --offline --python $(PYTHON)
+
+test-latest: system-packages $(UV_STAMP) ## Guard and sandbox suites on the newest versions pyproject allows (throw-away venv)
+	UV=$(UV) PYTHON=$(PYTHON) bash scripts/test_latest.sh
+
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check .
 
@@ -56,10 +77,10 @@ typecheck: $(STAMP) ## mypy
 unit: setup ## pytest only
 	$(BIN)/pytest
 
-test: setup lint typecheck unit ## ruff, mypy and the whole pytest suite (starts PostGIS itself)
+test: setup lock-check lint typecheck unit ## lock check, ruff, mypy and the whole pytest suite (starts PostGIS itself)
 
 down: ## Stop the embedded PostGIS
 	-$(BIN)/geoask db down
 
-clean: down ## Remove .venv and .geoask (the embedded cluster and all artifacts)
-	rm -rf $(VENV) .geoask
+clean: down ## Remove .venv, .tools and .geoask (the embedded cluster and all artifacts)
+	rm -rf $(VENV) $(TOOLS) .geoask

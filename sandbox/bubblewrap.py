@@ -57,7 +57,7 @@ from geoask.settings import Settings
 from sandbox import diagnosis
 from sandbox.models import Artifact, OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
 from sandbox.protocol import ProtocolViolation, parse_protocol
-from sandbox.runtime import ANALYSIS_REQUIREMENTS, read_stamp, requirements_hash
+from sandbox.runtime import pinned_requirements, read_stamp, requirements_hash
 
 BOOTSTRAP_SOURCE = Path(__file__).with_name("bootstrap.py")
 SANDBOX_UID = 1000
@@ -216,7 +216,7 @@ class BubblewrapSandbox:
             uid_count=settings.sandbox_uid_count,
             stdout_tail_chars=settings.sandbox_stdout_tail_chars,
             stderr_chars=settings.sandbox_stderr_chars,
-            runtime_hash=requirements_hash(ANALYSIS_REQUIREMENTS, settings.sandbox_base_python),
+            runtime_hash=requirements_hash(pinned_requirements(), settings.sandbox_base_python),
         )
 
     def run(

@@ -6,6 +6,9 @@ Why a separate runtime: the project's venv links to a Python under ``/root/.pyen
 which the sandbox's unprivileged uid cannot read, and it holds far more than generated analysis
 code should see (database drivers, model clients). The runtime is a venv of ``/usr/bin/python3.11``
 holding only :data:`ANALYSIS_REQUIREMENTS`, world-readable, mounted read-only inside the sandbox.
+They and everything they depend on are installed at exactly the versions geoask's own environment
+holds (:func:`pinned_requirements`) - the versions of ``uv.lock`` after ``make setup`` - so the
+sandbox computes with the same libraries on every machine.
 
 Setup is idempotent: a stamp file records a hash of the requirement list and the base Python;
 when either changes, the runtime is rebuilt (into a temporary folder, then swapped in).
@@ -13,6 +16,7 @@ when either changes, the runtime is rebuilt (into a temporary folder, then swapp
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -20,7 +24,11 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from geoask.errors import SandboxError
 
@@ -68,6 +76,47 @@ class RuntimeInfo:
     rebuilt: bool
 
 
+@functools.cache
+def pinned_requirements(requirements: tuple[str, ...] = ANALYSIS_REQUIREMENTS) -> tuple[str, ...]:
+    """``name==version`` for ``requirements`` and all they depend on, as installed here.
+
+    Walks the installed distributions' metadata (``Requires-Dist``, markers evaluated for this
+    interpreter, extras followed), so the runtime gets the locked versions of geoask's venv.
+
+    >>> any(pin.startswith("geopandas==") for pin in pinned_requirements(("geopandas",)))
+    True
+
+    Raises:
+        SandboxError: a requirement is not installed in geoask's environment (run ``make setup``).
+
+    """
+    pins: dict[str, str] = {}
+    queue = [Requirement(text) for text in requirements]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    while queue:
+        requirement = queue.pop()
+        key = (canonicalize_name(requirement.name), frozenset(requirement.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            distribution = metadata.distribution(requirement.name)
+        except metadata.PackageNotFoundError:
+            raise SandboxError(
+                f"{requirement.name} is not installed in geoask's environment, so the sandbox "
+                "runtime cannot be pinned to it; run `make setup`"
+            ) from None
+        pins[key[0]] = f"{key[0]}=={distribution.version}"
+        for text in distribution.requires or ():
+            dependency = Requirement(text)
+            extras = requirement.extras or {""}
+            if dependency.marker is None or any(
+                dependency.marker.evaluate({"extra": extra}) for extra in extras
+            ):
+                queue.append(dependency)
+    return tuple(sorted(pins.values()))
+
+
 def requirements_hash(requirements: tuple[str, ...], base_python: Path) -> str:
     """Hash what the runtime is built from.
 
@@ -104,7 +153,7 @@ def runtime_is_current(root: Path, expected_hash: str) -> bool:
 def ensure_runtime(
     root: Path,
     base_python: Path,
-    requirements: tuple[str, ...] = ANALYSIS_REQUIREMENTS,
+    requirements: tuple[str, ...] | None = None,
     *,
     force: bool = False,
 ) -> RuntimeInfo:
@@ -113,7 +162,8 @@ def ensure_runtime(
     Args:
         root: target venv folder (its parent is created).
         base_python: Debian's interpreter, normally ``/usr/bin/python3.11`` (readable by any uid).
-        requirements: pip requirement specifiers to install.
+        requirements: pip requirement specifiers to install; default
+            :func:`pinned_requirements` (the analysis libraries at this environment's versions).
         force: rebuild even when the stamp matches.
 
     Returns:
@@ -124,6 +174,8 @@ def ensure_runtime(
             (the message carries pip's last output lines).
 
     """
+    if requirements is None:
+        requirements = pinned_requirements()
     expected = requirements_hash(requirements, base_python)
     python = root / "bin" / "python"
     if not force and runtime_is_current(root, expected):

@@ -14,8 +14,8 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from geoask.sql.context import GuardContext
-from geoask.sql.parsing import ParsedQuery, parse_query
-from geoask.sql.rules import RULES
+from geoask.sql.parsing import TOO_DEEP_DESCRIPTION, ParsedQuery, parse_query
+from geoask.sql.rules import RULES, TOKEN_RULES
 from geoask.sql.rules.query_only import query_root
 from geoask.sql.violation import GuardViolation
 
@@ -45,12 +45,9 @@ class CheckedQuery:
     body_offset: int = 0
 
 
-# sqlglot parses and walks trees recursively; a query nested deeper than Python's recursion
-# limit allows is refused rather than half-checked.
-TOO_DEEP = GuardViolation(
-    "parses",
-    "the query is nested too deeply to be checked; flatten it with WITH clauses (CTEs)",
-)
+# sqlglot walks trees recursively; a tree deeper than Python's recursion limit allows is refused
+# rather than half-checked (parse_query already refuses nesting past MAX_PAREN_DEPTH).
+TOO_DEEP = GuardViolation("parses", TOO_DEEP_DESCRIPTION)
 
 
 def find_violation(sql: str, context: GuardContext) -> GuardViolation | None:
@@ -63,7 +60,7 @@ def find_violation(sql: str, context: GuardContext) -> GuardViolation | None:
 
     try:
         query = parse_query(sql)
-        return _first_violation(query, context)
+        return first_violation(query, context)
     except QueryRejectedError as error:
         return GuardViolation(error.rule, error.description, error.fragment, error.line, error.col)
     except RecursionError:
@@ -83,7 +80,7 @@ def check_sql(sql: str, context: GuardContext) -> CheckedQuery:
     """
     try:
         query = parse_query(sql)
-        violation = _first_violation(query, context)
+        violation = first_violation(query, context)
     except RecursionError:
         violation = TOO_DEEP
     if violation is not None:
@@ -95,8 +92,15 @@ def check_sql(sql: str, context: GuardContext) -> CheckedQuery:
     return CheckedQuery(sql, wrapped, True, context.row_cap, quoted, len(WRAP_PREFIX))
 
 
-def _first_violation(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
+def first_violation(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
+    """The first rule of :data:`~geoask.sql.rules.RULES` that ``query`` fails, or None.
+
+    Text sqlglot could not parse is judged by :data:`~geoask.sql.rules.TOKEN_RULES` only
+    (``parses`` among them, last).
+    """
     for rule in RULES:
+        if not query.parsed and rule not in TOKEN_RULES:
+            continue
         violation = rule(query, context)
         if violation is not None:
             return violation

@@ -39,50 +39,131 @@ class _DropCommandFallbackWarning(logging.Filter):
 logging.getLogger("sqlglot").addFilter(_DropCommandFallbackWarning())
 
 
+#: Deepest nesting of parentheses accepted. Decided on tokens, so the limit is the same on
+#: every sqlglot version and Python recursion limit; analytical SQL rarely nests past 5.
+MAX_PAREN_DEPTH = 32
+
+TOO_DEEP_DESCRIPTION = (
+    "the query is nested too deeply to be checked; flatten it with WITH clauses (CTEs)"
+)
+
+
 @dataclass(frozen=True)
 class ParsedQuery:
-    """Submitted SQL with its tokens and parsed statements.
+    """Submitted SQL with its tokens and, when sqlglot could build them, its statements.
 
     Attributes:
         text: the SQL exactly as submitted.
         tokens: sqlglot tokens (``start``/``end`` are character offsets into ``text``).
-        statements: parsed statements, empty ones (lone ``;``, comments) removed.
+        statements: parsed statements, empty ones (lone ``;``, comments) removed; empty when
+            sqlglot could not parse the tokens (then ``parse_error`` says why).
+        parse_error: the ``parses`` violation for text that tokenizes but does not parse.
+
+    Rules that can decide on tokens do so whether or not the statements exist, so their
+    verdicts do not change when a sqlglot release learns to parse more syntax.
 
     """
 
     text: str
     tokens: tuple[Token, ...]
     statements: tuple[exp.Expr, ...]
+    parse_error: GuardViolation | None = None
+
+    @property
+    def parsed(self) -> bool:
+        """True when sqlglot built a tree for the text."""
+        return bool(self.statements)
 
     @property
     def tree(self) -> exp.Expr:
-        """The first (for an accepted query: the only) statement."""
+        """The first (for an accepted query: the only) statement.
+
+        Raises:
+            QueryRejectedError: rule ``parses`` - sqlglot could not parse the text.
+
+        """
+        if not self.statements:
+            raise (self.parse_error or _NO_STATEMENT).to_error()
         return self.statements[0]
 
 
 def parse_query(text: str) -> ParsedQuery:
     """Tokenize and parse ``text`` with the PostgreSQL dialect.
 
+    Text that tokenizes but does not parse is returned with ``parse_error`` set and no
+    statements: the token rules still judge it, and the ``parses`` rule reports it last.
+
     Raises:
-        QueryRejectedError: rule ``parses`` - the text is empty or is not valid SQL to sqlglot.
+        QueryRejectedError: rule ``parses`` - the text is empty, does not tokenize (an
+            unterminated string, comment or dollar quote), has unbalanced parentheses or
+            nests them deeper than :data:`MAX_PAREN_DEPTH`; all decided before parsing.
 
     """
     dialect = GuardPostgres()
     try:
         tokens = tuple(dialect.tokenize(text))
-        raw = dialect.parser().parse(list(tokens), text)
-    except (ParseError, TokenError) as error:
+    except TokenError as error:
         raise _parse_violation(error).to_error() from None
+    if not any(token.token_type != TokenType.SEMICOLON for token in tokens):
+        raise _NO_STATEMENT.to_error()
+    nesting = _nesting_violation(text, tokens)
+    if nesting is not None:
+        raise nesting.to_error()
+    try:
+        raw = dialect.parser().parse(list(tokens), text)
+    except ParseError as error:
+        return ParsedQuery(text, tokens, (), _parse_violation(error))
+    except RecursionError:
+        return ParsedQuery(text, tokens, (), GuardViolation("parses", TOO_DEEP_DESCRIPTION))
     statements = tuple(
         statement
         for statement in raw
         if statement is not None and not isinstance(statement, exp.Semicolon)
     )
     if not statements:
-        raise GuardViolation(
-            "parses", "the text holds no SQL statement; send one SELECT query"
-        ).to_error()
+        raise _NO_STATEMENT.to_error()
     return ParsedQuery(text=text, tokens=tokens, statements=statements)
+
+
+_NO_STATEMENT = GuardViolation("parses", "the text holds no SQL statement; send one SELECT query")
+
+
+def _nesting_violation(text: str, tokens: tuple[Token, ...]) -> GuardViolation | None:
+    """Unbalanced or too deeply nested parentheses, decided on the tokens alone."""
+    depth = 0
+    for token in tokens:
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            if depth > MAX_PAREN_DEPTH:
+                return GuardViolation("parses", TOO_DEEP_DESCRIPTION, line=token.line)
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth < 0:
+                return _paren_violation(text, token, "this ')' closes no '('")
+    if depth > 0:
+        return _paren_violation(text, _outermost_unclosed(tokens), f"{depth} '(' never closed")
+    return None
+
+
+def _outermost_unclosed(tokens: tuple[Token, ...]) -> Token:
+    opened: list[Token] = []
+    for token in tokens:
+        if token.token_type == TokenType.L_PAREN:
+            opened.append(token)
+        elif token.token_type == TokenType.R_PAREN:
+            opened.pop()
+    return opened[0]
+
+
+def _paren_violation(text: str, token: Token, what: str) -> GuardViolation:
+    line_start = text.rfind("\n", 0, token.start) + 1
+    return GuardViolation(
+        "parses",
+        f"the parentheses do not balance ({what}); close every '(' and send one SELECT query",
+        _shorten(text[max(0, token.start - 40) : token.end + 40]),
+        token.line,
+        token.start - line_start + 1,
+    )
 
 
 def _parse_violation(error: ParseError | TokenError) -> GuardViolation:

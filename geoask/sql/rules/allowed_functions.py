@@ -6,11 +6,12 @@ See :mod:`geoask.sql.functions` for the families and why this is an allow-list.
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
 
 from geoask.sql.calls import FunctionCall, function_calls
 from geoask.sql.context import GuardContext
 from geoask.sql.functions import POSTGIS_READ_FUNCTIONS, allowed_function_names
-from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
 from geoask.sql.violation import GuardViolation
 
 RULE = "allowed_functions"
@@ -29,6 +30,16 @@ SYNTAX_NODES: tuple[type[exp.Expr], ...] = (
 )
 
 
+# Tokens after which ``name(`` is no call: an alias's column list, a sampling method
+# (``TABLESAMPLE BERNOULLI (10)``).
+NOT_CALL_BEFORE = frozenset({TokenType.ALIAS, TokenType.TABLE_SAMPLE})
+# Keywords written like calls that build syntax nodes (accepted by the tree check as such).
+SYNTAX_CALL_WORDS = frozenset({
+    "cast", "extract", "substring", "trim", "position", "overlay", "group", "filter", "over",
+    "within", "in", "exists", "any", "all", "some", "array", "row", "values", "lateral",
+})
+
+
 def allowed_functions(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
     """Reject calls to functions outside the allow-list and schema-qualified calls.
 
@@ -37,8 +48,13 @@ def allowed_functions(query: ParsedQuery, context: GuardContext) -> GuardViolati
     'allowed_functions'
     >>> allowed_functions(parse_query("SELECT count(*) FROM t"), GuardContext()) is None
     True
+
+    On text sqlglot cannot parse, every ``name(`` is screened on the tokens instead, so a
+    forbidden call is refused by this rule whether or not sqlglot parses the text around it.
     """
     allowed = allowed_function_names(context.policy.value)
+    if not query.parsed:
+        return _token_screen(query, allowed)
     for call in function_calls(query):
         problem = _problem(call, allowed)
         if problem:
@@ -46,6 +62,60 @@ def allowed_functions(query: ParsedQuery, context: GuardContext) -> GuardViolati
             node = call.node.parent if call.schema is not None and call.node.parent else call.node
             return violation_at(RULE, problem, node, query)
     return None
+
+
+def _token_screen(query: ParsedQuery, allowed: frozenset[str]) -> GuardViolation | None:
+    """Screen every ``name(`` / ``schema.name(`` of text sqlglot could not parse.
+
+    Mirrors the tree check: a schema other than ``pg_catalog`` is refused, a quoted name must
+    match an allowed name exactly, a plain one in lower case. Not calls: syntax words written
+    with parentheses (CAST, WITHIN GROUP), alias and CTE column lists (``AS t(a)``,
+    ``t(a) AS (...)``) and TABLESAMPLE methods.
+    """
+    tokens = query.tokens
+    for index, token in enumerate(tokens[:-1]):
+        if tokens[index + 1].token_type != TokenType.L_PAREN:
+            continue
+        if token.token_type not in {TokenType.VAR, TokenType.IDENTIFIER}:
+            continue
+        before = tokens[index - 1] if index else None
+        if before is not None and before.token_type in NOT_CALL_BEFORE:
+            continue
+        if _opens_cte_body(tokens, index + 1):
+            continue
+        quoted = token.token_type == TokenType.IDENTIFIER
+        name = token.text if quoted else token.text.lower()
+        qualified = index >= 2 and before is not None and before.token_type == TokenType.DOT
+        schema = tokens[index - 2].text.lower() if qualified else None
+        if schema is None and not quoted and name in SYNTAX_CALL_WORDS:
+            continue
+        postgis_in_public = schema == "public" and name in POSTGIS_READ_FUNCTIONS
+        if schema not in {None, "pg_catalog"} and not (postgis_in_public and name in allowed):
+            problem = (
+                f"the call is qualified with schema {schema!r}; call built-in functions "
+                "without a schema (or with pg_catalog.)"
+            )
+        elif name in allowed:
+            continue
+        else:
+            problem = (
+                f"function {name}() is not on the read-only allow-list; use only aggregate, "
+                "window, math, string, date/time, JSON and array functions"
+            )
+        return violation_at_token(RULE, problem, token, query)
+    return None
+
+
+def _opens_cte_body(tokens: tuple[Token, ...], open_index: int) -> bool:
+    """True when the parenthesis at ``open_index`` closes before ``AS (``: ``t(a, b) AS (...)``."""
+    depth = 0
+    for index in range(open_index, len(tokens)):
+        kind = tokens[index].token_type
+        depth += (kind == TokenType.L_PAREN) - (kind == TokenType.R_PAREN)
+        if depth == 0:
+            following = tokens[index + 1 : index + 3]
+            return [t.token_type for t in following] == [TokenType.ALIAS, TokenType.L_PAREN]
+    return False
 
 
 def _problem(call: FunctionCall, allowed: frozenset[str]) -> str | None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
 
 from geoask.sql.context import GuardContext
-from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
 from geoask.sql.violation import GuardViolation
 
 RULE = "no_data_modification"
@@ -16,6 +17,12 @@ MODIFYING_NODES: tuple[type[exp.Expr], ...] = (
     exp.Kill, exp.Refresh, exp.Cache, exp.Uncache, exp.Comment, exp.Declare, exp.Attach,
     exp.Detach, exp.Install, exp.Export,
 )
+#: Keywords that start a data-modifying statement; screened on the tokens of text sqlglot
+#: cannot parse, so ``SELECT (DELETE FROM t RETURNING 1)`` is refused by this rule on any
+#: sqlglot version (a version that parses it finds the Delete node in the tree).
+MODIFYING_TOKENS = frozenset(
+    {TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE, TokenType.MERGE, TokenType.TRUNCATE}
+)
 
 
 def no_data_modification(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
@@ -25,7 +32,11 @@ def no_data_modification(query: ParsedQuery, context: GuardContext) -> GuardViol
     >>> sql = "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"
     >>> no_data_modification(parse_query(sql), GuardContext()).rule
     'no_data_modification'
+    >>> no_data_modification(parse_query("SELECT (DELETE FROM t RETURNING 1)"), GuardContext()).rule
+    'no_data_modification'
     """
+    if not query.parsed:
+        return _token_screen(query)
     for node in query.tree.walk():
         if isinstance(node, MODIFYING_NODES):
             kind = str(node.this).upper() if isinstance(node, exp.Command) else node.key.upper()
@@ -38,3 +49,26 @@ def no_data_modification(query: ParsedQuery, context: GuardContext) -> GuardViol
                 render=True,
             )
     return None
+
+
+def _token_screen(query: ParsedQuery) -> GuardViolation | None:
+    """A modifying keyword in unparsed text (not a column ``t.delete``, not FOR UPDATE)."""
+    for previous, token in zip((None, *query.tokens), query.tokens, strict=False):
+        if token.token_type in MODIFYING_TOKENS and not _is_name_or_lock(previous, token):
+            return violation_at_token(
+                RULE,
+                f"{token.text.upper()} inside the query changes data; queries may only read - "
+                "remove it (a WITH clause may only hold SELECT queries)",
+                token,
+                query,
+                to_end=True,
+            )
+    return None
+
+
+def _is_name_or_lock(previous: Token | None, token: Token) -> bool:
+    if previous is None:
+        return False
+    if previous.token_type == TokenType.DOT:
+        return True
+    return token.token_type == TokenType.UPDATE and previous.text.upper() in {"FOR", "KEY"}

@@ -3,22 +3,42 @@
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from geoask.sql.context import GuardContext
-from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
 from geoask.sql.violation import GuardViolation
 
 RULE = "query_only"
 QUERY_ROOTS = (exp.Select, exp.SetOperation, exp.Values)
+#: Keywords a query may start with (after any opening parentheses); decided on tokens, so a
+#: statement such as ``RELEASE SAVEPOINT`` is refused here whether sqlglot parses it or not.
+QUERY_START_TOKENS = frozenset(
+    {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.TABLE}
+)
 
 
 def query_only(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
-    """Reject any statement whose root is not a query; decided on the tree, not the first word.
+    """Reject any statement that does not start like a query or whose root is not a query.
+
+    The first keyword (comments skipped) must be SELECT, WITH, VALUES or TABLE; when sqlglot
+    built a tree, its root must be a query too (``WITH ... DELETE`` starts like one).
 
     >>> from geoask.sql.parsing import parse_query
     >>> query_only(parse_query("/* SELECT */ DELETE FROM t"), GuardContext()).rule
     'query_only'
+    >>> query_only(parse_query("RELEASE SAVEPOINT s1"), GuardContext()).rule
+    'query_only'
     """
+    first = next(t for t in query.tokens if t.token_type != TokenType.L_PAREN)
+    if first.token_type not in QUERY_START_TOKENS:
+        description = (
+            f"{first.text.upper()} does not start a query; only read-only SELECT queries "
+            "(SELECT, WITH ... SELECT, VALUES, TABLE) are run - rewrite it as one SELECT"
+        )
+        return violation_at_token(RULE, description, first, query, to_end=True)
+    if not query.parsed:
+        return None
     root = query_root(query.tree)
     if isinstance(root, QUERY_ROOTS):
         return None
