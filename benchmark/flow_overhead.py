@@ -48,7 +48,6 @@ def main() -> None:
 
     from flows.answer_question import answer_question
     from geoask.catalog.model import load_catalog
-    from geoask.db.urls import reader_url
     from geoask.embeddings.static import shipped_embedder
     from geoask.retrieval.index import InMemorySchemaIndex
     from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
@@ -71,7 +70,7 @@ def main() -> None:
                                 RetrievalConfig.from_settings(settings))
     retriever.ensure_index()
     sandbox = BubblewrapSandbox.from_settings(settings)
-    runner = PostgresSqlRunner(reader_url(settings))
+    runner = PostgresSqlRunner.from_settings(settings)
 
     overhead: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     totals: dict[str, list[tuple[float, float, float]]] = defaultdict(list)

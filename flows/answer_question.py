@@ -51,7 +51,6 @@ from geoask.state import (
     with_plan,
 )
 from geoask.variants import parse_variant, plan_violations, single_sql_plan, with_python_step
-from tasks.agent_calls import ModelProvider
 from tasks.question import (
     StepResult,
     build_evidence,
@@ -295,31 +294,7 @@ def run_summary_markdown(result: QuestionResult, state: ExecutionState) -> str:
 
 def _production_services(settings: Settings, variant: str | None,
                          model: str | None) -> QuestionServices:
-    from geoask.llm import model_for
+    from geoask.composition import model_provider
 
-    if model:
-        settings = settings.model_copy(update={"model": model})
-    chosen = parse_variant(variant or settings.variant)
-    replay = _reference_replay(settings.model)
-    if replay is not None:
-        settings = settings.model_copy(update={"model": "reference"})
-
-    def models(role: str) -> Any:
-        return model_for(role, settings, reference_model=replay)
-
-    provider: ModelProvider = models
-    for role in ("intent", "planner", "sql", "compute", "reviewer", "answer"):
-        provider(role)  # fail before any work when a model is not configured
-    return open_services(settings, chosen, provider)
-
-
-def _reference_replay(name: str | None) -> Any:
-    """The offline replay model for ``reference``/``reference-faulty`` (benchmark questions)."""
-    from geoask.bench.reference import REFERENCE_MODELS, reference_model
-
-    if name not in REFERENCE_MODELS:
-        return None
-    from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
-
-    cases = [item.case for item in load_cases(DEFAULT_CASES_DIR)]
-    return reference_model(cases, name).any_role_model()
+    models = model_provider(settings, model)  # fails before any work when a model is missing
+    return open_services(settings, parse_variant(variant or settings.variant), models)

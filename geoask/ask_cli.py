@@ -62,8 +62,8 @@ def ask(
 
         result = ask_via_api(question, variant=variant, model=model)
     else:
-        check_models_configured(model)
-        result = answer_question(question, variant=variant, model=model)
+        result = answer_question(question, variant=variant, model=model,
+                                 services=open_question_services(variant, model))
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -72,24 +72,23 @@ def ask(
                                                                          EXIT_FAILED))
 
 
-def check_models_configured(model: str | None) -> None:
-    """Fail fast, before Prefect starts, when an agent's model is missing or unusable.
+def open_question_services(variant: str | None, model: str | None) -> object:
+    """The run's services from settings, built before Prefect starts (so errors come fast).
 
     Raises:
-        ConfigurationError: no model for some agent, or a model string that cannot be built
-            (unknown provider, missing key or endpoint); the message says what to set.
+        ConfigurationError: no model for some agent, or one that cannot be built (unknown
+            provider, missing key or endpoint); the message says what to set.
+        CatalogError, RetrievalError, SandboxError: another part cannot be set up.
 
     """
-    from geoask.bench.reference import REFERENCE_MODELS
-    from geoask.llm import ROLES, model_for, model_name_for
+    from geoask.composition import model_provider
     from geoask.settings import get_settings
+    from geoask.variants import parse_variant
+    from tasks.services import open_services
 
     settings = get_settings()
-    if model:
-        settings = settings.model_copy(update={"model": model})
-    for role in ROLES:
-        if model_name_for(role, settings) not in REFERENCE_MODELS:
-            model_for(role, settings)
+    return open_services(settings, parse_variant(variant or settings.variant),
+                         model_provider(settings, model))
 
 
 def format_result(result: object) -> str:

@@ -27,12 +27,11 @@ from pydantic import BaseModel, Field
 from geoask.bench.evaluate import CaseScore, score_case
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.bench.model import BenchmarkCase
-from geoask.bench.reference import REFERENCE_MODELS, reference_model
+from geoask.composition import RunParts, model_provider, open_parts
 from geoask.errors import BenchmarkCaseError, ConfigurationError
 from geoask.execution_log import ExecutionLog
 from geoask.settings import Settings, get_settings
 from geoask.variants import Variant, parse_variant
-from tasks.agent_calls import ModelProvider
 
 _TASK: dict[str, Any] = {"cache_policy": NO_CACHE}
 
@@ -163,59 +162,16 @@ def save_run(run: CaseRun, out_dir: Path) -> Path:
 
 # --- answering one case --------------------------------------------------------------------
 
-_SHARED: dict[str, Any] = {}
+_SHARED: list[RunParts] = []
 _SHARED_LOCK = threading.Lock()
 
 
-def _shared_parts(settings: Settings) -> dict[str, Any]:
-    """Database runner, sandbox, schema retriever and catalog, built once per process."""
+def shared_parts(settings: Settings) -> RunParts:
+    """The run parts of :func:`geoask.composition.open_parts`, built once per process."""
     with _SHARED_LOCK:
         if not _SHARED:
-            from geoask.catalog.model import load_catalog
-            from geoask.db.urls import reader_url
-            from geoask.retrieval.service import open_retriever
-            from geoask.sql.executor import PostgresSqlRunner
-            from sandbox.bubblewrap import BubblewrapSandbox
-
-            catalog = load_catalog(settings.catalog_path)
-            _SHARED.update(
-                sql_runner=PostgresSqlRunner(reader_url(settings),
-                                             statement_timeout_s=settings.statement_timeout_s),
-                sandbox=BubblewrapSandbox.from_settings(settings),
-                schema=open_retriever(settings, catalog), catalog=catalog,
-            )
-        return dict(_SHARED)
-
-
-def model_provider(model: str, cases: Sequence[BenchmarkCase],
-                   settings: Settings) -> ModelProvider:
-    """The agents' models of one question run (role -> pydantic-ai model).
-
-    A fresh reference model, or ``model`` for every agent (``GEOASK_MODEL_<ROLE>`` overrides
-    still apply).
-
-    Raises:
-        ConfigurationError: the model cannot be built (no key, unknown provider...).
-
-    """
-    from geoask.llm import REFERENCE_MODEL, ROLES, model_for
-
-    if model in REFERENCE_MODELS:
-        replay = reference_model(cases, model).any_role_model()
-        chosen = settings.model_copy(update={"model": REFERENCE_MODEL})
-
-        def reference(role: str) -> Any:
-            return model_for(role, chosen, reference_model=replay)
-
-        return reference
-    chosen = settings.model_copy(update={"model": model})
-    for role in ROLES:
-        model_for(role, chosen)  # fail before any work when a model is not configured
-
-    def configured(role: str) -> Any:
-        return model_for(role, chosen)
-
-    return configured
+            _SHARED.append(open_parts(settings))
+        return _SHARED[0]
 
 
 def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
@@ -228,18 +184,17 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
     ``services_factory(settings, variant, models)`` replaces the production services (tests).
     """
     from flows.answer_question import answer_question
-    from tasks.services import QuestionServices
+    from tasks.services import QuestionServices, services_from_parts
 
     begin = time.perf_counter()
     services: QuestionServices | None = None
     try:
-        models = model_provider(key.model, [case], settings)
+        models = model_provider(settings, key.model, cases=[case])
         variant = parse_variant(key.variant)
         if services_factory is not None:
             services = services_factory(settings, variant, models)
         else:
-            services = QuestionServices(settings=settings, variant=variant, models=models,
-                                        **_shared_parts(settings))
+            services = services_from_parts(settings, variant, models, shared_parts(settings))
         name = f"{key.case_id}-{key.variant.lower()}-r{key.repeat}"
         result = answer_question.with_options(flow_run_name=name)(case.question,
                                                                   services=services)

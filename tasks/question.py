@@ -8,6 +8,7 @@ failures come back as a :class:`StepResult` for the execution-state manager.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import PurePosixPath
@@ -42,9 +43,8 @@ from geoask.run_artifacts import (
     publish_markdown,
     publish_table,
 )
-from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy, catalog_names
-from geoask.sql.export import export_result
-from geoask.sql.guard import check_sql
+from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
+from geoask.sql.step import run_statement
 from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
 from sandbox.models import SandboxOutcome
 from tasks.agent_calls import call_agent
@@ -351,33 +351,24 @@ def _execute_draft(
     services.store.write_text(f"{step_id}/attempt-{attempt}.sql", text)
     publish_markdown(artifact_key(step_id, "sql"),
                      f"# {step_id} SQL (attempt {attempt})\n\n" + code_block(text, "sql"))
-    case_sensitive, geometry_columns = catalog_names(services.catalog)
     context = GuardContext.from_settings(
         services.settings, policy=services.config.policy,
         contract=AnswerContract.TOPK if step.top_k else AnswerContract.NONE,
-        case_sensitive_names=case_sensitive, geometry_columns=geometry_columns)
+        catalog=services.catalog)
+    record = functools.partial(services.recorder.tool, step_id)
     artifacts: list[ArtifactRef] = []
     executed: list[str] = []
     for statement in draft.statements:
         try:
-            checked = check_sql(statement.sql, context)
+            run = run_statement(statement.sql, context, services.sql_runner,
+                                services.store.url(step_id), name=statement.name,
+                                preview_rows=services.settings.sql_preview_rows,
+                                on_event=record)
         except QueryRejectedError as error:
-            services.recorder.tool(step_id, "guard", "rejected", str(error))
             return _failed("guard", f"{statement.name}: {error}", attempted=text)
-        services.recorder.tool(step_id, "guard", "ok", statement.name)
-        begin = time.perf_counter()
-        try:
-            result = services.sql_runner.run(checked)
         except QueryExecutionError as error:
-            services.recorder.tool(step_id, "executor", "error", str(error),
-                                   (time.perf_counter() - begin) * 1000)
             return _failed("database", f"{statement.name}: {error}", attempted=text)
-        services.recorder.tool(step_id, "executor", "ok",
-                               f"{statement.name}: {result.row_count} rows",
-                               (time.perf_counter() - begin) * 1000)
-        exported = export_result(result, services.store.url(step_id), name=statement.name,
-                                 preview_rows=services.settings.sql_preview_rows)
-        services.recorder.tool(step_id, "export", "ok", exported.data_path)
+        exported = run.exported
         preview = exported.preview
         fields = [c["name"] for c in preview.columns if c["name"] != preview.geometry_column]
         if preview.geometry_column:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from geoask.catalog.model import Catalog, load_catalog
+from geoask.catalog.model import Catalog
+from geoask.composition import RunParts
 from geoask.execution_log import ExecutionRecorder
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
@@ -94,26 +95,20 @@ def catalog_summary(catalog: Catalog) -> str:
 
 
 def open_services(settings: Settings, variant: Variant, models: ModelProvider) -> QuestionServices:
-    """The production services: PostgreSQL reader, bubblewrap sandbox, chroma schema index.
+    """The production services: the parts of :func:`geoask.composition.open_parts` and ``models``.
 
     Raises:
         ConfigurationError, CatalogError, RetrievalError, SandboxError: a part cannot be set up.
 
     """
-    from geoask.db.urls import reader_url
-    from geoask.retrieval.service import open_retriever
-    from geoask.sql.executor import PostgresSqlRunner
-    from sandbox.bubblewrap import BubblewrapSandbox
+    from geoask.composition import open_parts
 
-    catalog = load_catalog(settings.catalog_path)
-    return QuestionServices(
-        settings=settings,
-        variant=variant,
-        models=models,
-        sql_runner=PostgresSqlRunner(reader_url(settings),
-                                     statement_timeout_s=settings.statement_timeout_s,
-                                     max_result_mib=settings.sql_max_result_mib),
-        sandbox=BubblewrapSandbox.from_settings(settings),
-        schema=open_retriever(settings, catalog),
-        catalog=catalog,
-    )
+    return services_from_parts(settings, variant, models, open_parts(settings))
+
+
+def services_from_parts(settings: Settings, variant: Variant, models: ModelProvider,
+                        parts: RunParts) -> QuestionServices:
+    """A question run's services on already built (shared) parts."""
+    return QuestionServices(settings=settings, variant=variant, models=models,
+                            sql_runner=parts.sql_runner, sandbox=parts.sandbox,
+                            schema=parts.schema, catalog=parts.catalog)

@@ -42,16 +42,7 @@ ONLY_OPTION = typer.Option(None, "--only", help="Only this case id (repeatable).
 
 
 def _runner() -> ProgramRunner:
-    from geoask.db.urls import reader_url
-    from geoask.sql.executor import PostgresSqlRunner
-    from sandbox.bubblewrap import BubblewrapSandbox
-
-    settings = get_settings()
-    sql_runner = PostgresSqlRunner(
-        reader_url(settings), statement_timeout_s=settings.statement_timeout_s
-    )
-    sandbox = BubblewrapSandbox.from_settings(settings)
-    return ProgramRunner(sql_runner, sandbox, settings.sql_row_cap)
+    return ProgramRunner.from_settings(get_settings())
 
 
 @app.command("verify")
@@ -174,7 +165,7 @@ def bench(
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
     quiet_console()
     from flows.run_benchmark import default_out_dir
-    from geoask.ask_cli import check_models_configured
+    from geoask.composition import model_provider
     from tasks.benchmark import load_benchmark_cases, parse_variants
 
     settings = get_settings()
@@ -182,7 +173,7 @@ def bench(
     parse_variants(variant)
     if not via_api:  # else the serving worker's models count, not this shell's
         # a model that cannot be built would fail (and be saved as failed) for every question
-        check_models_configured(model)
+        model_provider(settings, model)
     folder = out or default_out_dir(model, settings)
     if fresh:
         shutil.rmtree(folder / "runs", ignore_errors=True)

@@ -1,8 +1,8 @@
 """Run a reference (or cross-check) program for real: guard, read-only executor, export, sandbox.
 
-Each SQL statement is checked by the SQL guard under the program's spatial policy, executed
-by a :class:`geoask.sql.executor.SqlRunner` and exported to ``<work_dir>/<name>.geojson|json``
-exactly as the question flow does; each Python step runs in a :class:`sandbox.models.Sandbox`
+Each SQL statement goes through :func:`geoask.sql.step.run_statement` - guard under the
+program's spatial policy, read-only execution, export to ``<work_dir>/<name>.geojson|json`` -
+as in the question flow; each Python step runs in a :class:`sandbox.models.Sandbox`
 with its named inputs mounted at ``/input/``, and its protocol ``result`` is saved as
 ``<work_dir>/<name>.json``. The output of the last step (records or an object) is returned for
 projection.
@@ -10,19 +10,22 @@ projection.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geoask.bench.model import Program, PythonStep, SqlStep
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.sql.context import GuardContext, SpatialPolicy
-from geoask.sql.executor import SqlRunner
-from geoask.sql.export import export_result
-from geoask.sql.guard import check_sql
+from geoask.sql.executor import PostgresSqlRunner, SqlRunner
+from geoask.sql.step import run_statement
 from sandbox.models import Sandbox
+
+if TYPE_CHECKING:
+    from geoask.settings import Settings
 
 
 class ProgramFailedError(GeoaskError):
@@ -52,13 +55,29 @@ class ProgramRunner:
     Args:
         sql_runner: executes guard-checked SQL (``PostgresSqlRunner`` as the reader role).
         sandbox: runs Python steps (``BubblewrapSandbox``).
-        row_cap: most rows a statement may return (the guard's row cap).
+        guard: the guard's row cap and catalog names; each program sets its own policy.
 
     """
 
     sql_runner: SqlRunner
     sandbox: Sandbox
-    row_cap: int = 100_000
+    guard: GuardContext = field(default_factory=GuardContext)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProgramRunner:
+        """The reader-role runner, the bubblewrap sandbox and the catalog's guard context.
+
+        Raises:
+            ConfigurationError, CatalogError, SandboxError: a part cannot be set up.
+
+        """
+        from geoask.catalog.model import load_catalog
+        from sandbox.bubblewrap import BubblewrapSandbox
+
+        return cls(PostgresSqlRunner.from_settings(settings),
+                   BubblewrapSandbox.from_settings(settings),
+                   GuardContext.from_settings(settings,
+                                              catalog=load_catalog(settings.catalog_path)))
 
     def run(self, program: Program, policy: SpatialPolicy | str, work_dir: Path) -> ProgramRun:
         """Run every step of ``program`` in order, writing artifacts into ``work_dir``.
@@ -72,7 +91,7 @@ class ProgramRunner:
         """
         started = time.perf_counter()
         work_dir.mkdir(parents=True, exist_ok=True)
-        context = GuardContext(policy=SpatialPolicy(policy), row_cap=self.row_cap)
+        context = dataclasses.replace(self.guard, policy=SpatialPolicy(policy))
         run = ProgramRun(output=None)
         for number, step in enumerate(program.steps, start=1):
             if isinstance(step, SqlStep):
@@ -94,16 +113,16 @@ class ProgramRunner:
         for statement in step.statements:
             where = f"step {number} (sql) statement {statement.name!r}"
             try:
-                checked = check_sql(statement.sql, context)
-                result = self.sql_runner.run(checked)
-                exported = export_result(result, str(work_dir), name=statement.name)
+                run = run_statement(statement.sql, context, self.sql_runner, str(work_dir),
+                                    name=statement.name)
             except DatabaseError:
                 raise  # the database is unreachable: stop, this is not a case failure
             except GeoaskError as error:
                 raise ProgramFailedError(f"{where}: {error}") from None
-            if result.truncated:
-                raise ProgramFailedError(f"{where}: result truncated at the row cap {self.row_cap}")
-            path = Path(exported.data_path)
+            if run.result.truncated:
+                raise ProgramFailedError(f"{where}: result truncated at the row cap "
+                                         f"{context.row_cap}")
+            path = Path(run.exported.data_path)
             artifacts[statement.name] = path
             output = read_artifact_records(path)
         return output

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
 from geoask.errors import ConfigurationError, GeoaskError, QueryRejectedError
-from geoask.settings import get_settings
-from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy, catalog_names
+from geoask.settings import Settings, get_settings
+from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
 from geoask.sql.guard import CheckedQuery, check_sql
 
 app = typer.Typer(
@@ -69,57 +70,65 @@ def run_command(
                              help="Base name of the files written (letters, digits, _ and -)."),
 ) -> None:
     """Check, execute read-only as the reader role, export to --out and print the preview."""
-    from geoask.db.urls import reader_url
     from geoask.sql.executor import PostgresSqlRunner
-    from geoask.sql.export import export_result
+    from geoask.sql.step import run_statement
 
     if not out.strip():
         raise ConfigurationError("--out needs a folder (local path or fsspec URL) to write to")
-    checked = _checked(source, policy, contract)
     settings = get_settings()
-    runner = PostgresSqlRunner(
-        reader_url(settings), statement_timeout_s=settings.statement_timeout_s,
-        max_result_mib=settings.sql_max_result_mib,
-    )
-    result = runner.run(checked)
-    _remove_earlier_outputs(out, name)
-    exported = export_result(result, out, name=name, preview_rows=settings.sql_preview_rows)
+    sql = _read_source(source)
+    try:
+        run = run_statement(sql, _context(settings, policy, contract),
+                            PostgresSqlRunner.from_settings(settings), out, name=name,
+                            preview_rows=settings.sql_preview_rows)
+    except QueryRejectedError as rejection:
+        _report_rejection(rejection)
+    exported = run.exported
+    _remove_stale_outputs(out, name, keep=exported.data_path)
     typer.echo(exported.preview.to_text())
     typer.echo(f"wrote {exported.data_path} ({exported.format}) and {exported.preview_path}")
 
 
-def _remove_earlier_outputs(out: str, name: str) -> None:
-    """Drop an earlier run's ``<name>.json|geojson|preview.json`` so no stale file is left."""
+def _remove_stale_outputs(out: str, name: str, *, keep: str) -> None:
+    """Drop an earlier run's ``<name>.json`` or ``.geojson`` of the other format than ``keep``."""
     import fsspec
 
     fs, root = fsspec.core.url_to_fs(out)
-    for suffix in (".json", ".geojson", ".preview.json"):
+    _, kept = fsspec.core.url_to_fs(keep)
+    for suffix in (".json", ".geojson"):
         path = f"{root.rstrip('/')}/{name}{suffix}"
-        if fs.exists(path):
+        if path != kept and fs.exists(path):
             fs.rm(path)
+
+
+def _context(
+    settings: Settings, policy: SpatialPolicy | None, contract: AnswerContract
+) -> GuardContext:
+    from geoask.catalog.model import load_catalog
+
+    return GuardContext.from_settings(settings, policy=policy, contract=contract,
+                                      catalog=load_catalog(settings.catalog_path))
 
 
 def _checked(
     source: str, policy: SpatialPolicy | None, contract: AnswerContract
 ) -> CheckedQuery:
-    from geoask.catalog.model import load_catalog
-
     sql = _read_source(source)
-    case_sensitive, geometry_columns = catalog_names(load_catalog())
-    context = GuardContext.from_settings(
-        get_settings(), policy=policy, contract=contract,
-        case_sensitive_names=case_sensitive, geometry_columns=geometry_columns,
-    )
     try:
-        return check_sql(sql, context)
+        return check_sql(sql, _context(get_settings(), policy, contract))
     except QueryRejectedError as rejection:
-        typer.echo(f"rejected by rule: {rejection.rule}")
-        if rejection.line is not None:
-            typer.echo(f"at line {rejection.line}, col {rejection.col}")
-        if rejection.fragment:
-            typer.echo(f"fragment: {rejection.fragment}")
-        typer.echo(rejection.description)
-        raise typer.Exit(code=rejection.exit_code) from None
+        _report_rejection(rejection)
+
+
+def _report_rejection(rejection: QueryRejectedError) -> NoReturn:
+    """Print which rule refused the SQL, where and why; exit with the guard's code (2)."""
+    typer.echo(f"rejected by rule: {rejection.rule}")
+    if rejection.line is not None:
+        typer.echo(f"at line {rejection.line}, col {rejection.col}")
+    if rejection.fragment:
+        typer.echo(f"fragment: {rejection.fragment}")
+    typer.echo(rejection.description)
+    raise typer.Exit(code=rejection.exit_code) from None
 
 
 def _read_source(source: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -69,10 +68,17 @@ class GuardContext:
         *,
         policy: SpatialPolicy | str | None = None,
         contract: AnswerContract | str = AnswerContract.NONE,
-        case_sensitive_names: Iterable[str] = (),
-        geometry_columns: Iterable[str] | None = None,
+        catalog: Catalog | None = None,
     ) -> GuardContext:
-        """Build a context from settings (``sql_policy``, ``sql_row_cap``) and overrides."""
+        """Build a context from settings (``sql_policy``, ``sql_row_cap``) and a catalog.
+
+        The catalog's names (see :func:`catalog_names`) decide what is quoted and which
+        columns are geometry; without one, nothing is quoted and the usual geometry names
+        (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply.
+        """
+        case_sensitive_names, geometry_columns = (
+            catalog_names(catalog) if catalog is not None else (frozenset(), None)
+        )
         return cls(
             policy=SpatialPolicy(policy or settings.sql_policy),
             contract=AnswerContract(contract),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 import shapely
@@ -23,6 +23,9 @@ from shapely.geometry.base import BaseGeometry
 
 from geoask.errors import DatabaseError, QueryExecutionError
 from geoask.sql.guard import CheckedQuery
+
+if TYPE_CHECKING:
+    from geoask.settings import Settings
 
 GEOMETRY_TYPE_NAMES = ("geometry", "geography")
 
@@ -151,6 +154,19 @@ class PostgresSqlRunner:
         self.statement_timeout_s = statement_timeout_s
         self.connect_timeout_s = connect_timeout_s
         self.max_result_bytes = max_result_mib * 1024 * 1024
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PostgresSqlRunner:
+        """The reader-role runner with ``statement_timeout_s`` and ``sql_max_result_mib``.
+
+        Raises:
+            ConfigurationError: the reader's URL cannot be formed (no password file yet).
+
+        """
+        from geoask.db.urls import reader_url
+
+        return cls(reader_url(settings), statement_timeout_s=settings.statement_timeout_s,
+                   max_result_mib=settings.sql_max_result_mib)
 
     def run(self, checked: CheckedQuery) -> QueryResult:
         """Execute a guard-checked query; see :class:`SqlRunner`."""

@@ -1,0 +1,112 @@
+"""The composition root: the parts of a question run, built from settings in one place.
+
+Every entry point - ``geoask ask``, the ``answer-question`` flow, the benchmark, ``bench
+verify``, ``sql run`` and the service - takes its agent models from :func:`model_provider`
+and its SQL runner, sandbox, schema retriever and catalog from :func:`open_parts`, so a
+setting such as ``GEOASK_SQL_MAX_RESULT_MIB`` reaches all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from geoask.errors import ConfigurationError
+from geoask.llm import REFERENCE_MODEL, ROLES, model_for
+from geoask.settings import Settings
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+    from geoask.bench.model import BenchmarkCase
+    from geoask.catalog.model import Catalog
+    from geoask.retrieval.retriever import SchemaRetriever
+    from geoask.sql.executor import PostgresSqlRunner
+    from sandbox.bubblewrap import BubblewrapSandbox
+
+ModelProvider = Callable[[str], "Model"]
+"""Agent role (one of :data:`geoask.llm.ROLES`) -> the pydantic-ai model that plays it."""
+
+
+def model_provider(
+    settings: Settings,
+    model: str | None = None,
+    *,
+    cases: Sequence[BenchmarkCase] | None = None,
+) -> ModelProvider:
+    """The models of one question run, every role built (and so checked) before any work.
+
+    Args:
+        settings: the geoask settings (``GEOASK_MODEL`` and the per-role overrides).
+        model: replaces ``GEOASK_MODEL`` for this run (per-role overrides still apply).
+        cases: for the offline ``reference``/``reference-faulty`` models, the benchmark
+            cases whose verified programs are replayed (default: all shipped cases).
+
+    Raises:
+        ConfigurationError: a role has no model or one that cannot be built (unknown
+            provider, missing key or endpoint); the message says what to set.
+
+    """
+    from geoask.bench.reference import REFERENCE_MODELS, reference_model
+
+    chosen = settings.model_copy(update={"model": model}) if model else settings
+    replay = None
+    if chosen.model in REFERENCE_MODELS:
+        if cases is None:
+            from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+
+            cases = [item.case for item in load_cases(DEFAULT_CASES_DIR)]
+        replay = reference_model(cases, chosen.model).any_role_model()
+        chosen = chosen.model_copy(update={"model": REFERENCE_MODEL})
+    models = {role: model_for(role, chosen, reference_model=replay) for role in ROLES}
+
+    def provide(role: str) -> Model:
+        try:
+            return models[role]
+        except KeyError:
+            raise ConfigurationError(
+                f"unknown agent role {role!r}; expected one of {', '.join(ROLES)}"
+            ) from None
+
+    return provide
+
+
+@dataclass(frozen=True)
+class RunParts:
+    """The long-lived parts a question run uses (shared by the runs of one process).
+
+    Attributes:
+        sql_runner: the read-only PostgreSQL runner (reader role; timeouts and size cap from
+            settings).
+        sandbox: the bubblewrap sandbox for generated Python.
+        schema: the schema retriever over the catalog's chroma index.
+        catalog: the semantic catalog.
+
+    """
+
+    sql_runner: PostgresSqlRunner
+    sandbox: BubblewrapSandbox
+    schema: SchemaRetriever
+    catalog: Catalog
+
+
+def open_parts(settings: Settings) -> RunParts:
+    """Build the database runner, sandbox, schema retriever and catalog from ``settings``.
+
+    Raises:
+        ConfigurationError, CatalogError, RetrievalError, SandboxError: a part cannot be set up.
+
+    """
+    from geoask.catalog.model import load_catalog
+    from geoask.retrieval.service import open_retriever
+    from geoask.sql.executor import PostgresSqlRunner
+    from sandbox.bubblewrap import BubblewrapSandbox
+
+    catalog = load_catalog(settings.catalog_path)
+    return RunParts(
+        sql_runner=PostgresSqlRunner.from_settings(settings),
+        sandbox=BubblewrapSandbox.from_settings(settings),
+        schema=open_retriever(settings, catalog),
+        catalog=catalog,
+    )

@@ -1,0 +1,97 @@
+"""One SQL statement of a step: guard -> read-only execution -> export, the same for every caller.
+
+The question flow's SQL task, the benchmark's program runner and ``geoask sql run`` all run a
+statement through :func:`run_statement`; each records the events it cares about through
+``on_event`` (the flow's execution log) and maps the errors to its own outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from geoask.errors import QueryExecutionError, QueryRejectedError
+from geoask.sql.context import GuardContext
+from geoask.sql.executor import QueryResult, SqlRunner
+from geoask.sql.export import ExportedResult, export_result
+from geoask.sql.guard import CheckedQuery, check_sql
+
+ToolEvent = Callable[[str, str, str, float], None]
+"""``(tool, status, detail, milliseconds)``: tool is guard, executor or export (0.0: untimed)."""
+
+
+@dataclass(frozen=True)
+class StatementRun:
+    """A statement that passed the guard, ran and was exported.
+
+    Attributes:
+        name: the statement's name (the exported file's stem).
+        checked: what the guard accepted and what ran (``checked.sql``).
+        result: the rows (at most the row cap; ``result.truncated`` says if more existed).
+        exported: where the GeoJSON/JSON file and its preview were written.
+        milliseconds: time spent executing and fetching.
+
+    """
+
+    name: str
+    checked: CheckedQuery
+    result: QueryResult
+    exported: ExportedResult
+    milliseconds: float
+
+
+def run_statement(
+    sql: str,
+    context: GuardContext,
+    runner: SqlRunner,
+    out_dir: str,
+    *,
+    name: str = "result",
+    preview_rows: int = 5,
+    on_event: ToolEvent | None = None,
+) -> StatementRun:
+    """Check ``sql``, run it read-only and export the result into ``out_dir``.
+
+    Args:
+        sql: the submitted statement (executed as submitted, never regenerated).
+        context: the guard's policy, contract, row cap and catalog names.
+        runner: executes the checked statement (``PostgresSqlRunner`` as the reader role).
+        out_dir: local folder or fsspec URL receiving ``<name>.geojson|json`` and a preview.
+        name: file stem of the export.
+        preview_rows: rows kept in the preview.
+        on_event: called for each stage's outcome (see :data:`ToolEvent`).
+
+    Raises:
+        QueryRejectedError: a guard rule failed.
+        QueryExecutionError: the database refused or failed the statement.
+        DatabaseError: the database cannot be reached.
+        ArtifactWriteError: the export could not be written.
+
+    """
+    record = on_event or _ignore
+    try:
+        checked = check_sql(sql, context)
+    except QueryRejectedError as error:
+        record("guard", "rejected", str(error), 0.0)
+        raise
+    record("guard", "ok", name, 0.0)
+    begin = time.perf_counter()
+    try:
+        result = runner.run(checked)
+    except QueryExecutionError as error:
+        record("executor", "error", str(error), _ms_since(begin))
+        raise
+    milliseconds = _ms_since(begin)
+    record("executor", "ok", f"{name}: {result.row_count} rows", milliseconds)
+    exported = export_result(result, out_dir, name=name, preview_rows=preview_rows)
+    record("export", "ok", exported.data_path, 0.0)
+    return StatementRun(name, checked, result, exported, milliseconds)
+
+
+def _ms_since(begin: float) -> float:
+    return (time.perf_counter() - begin) * 1000
+
+
+def _ignore(tool: str, status: str, detail: str, milliseconds: float) -> None:
+    """Default ``on_event``: record nothing."""
