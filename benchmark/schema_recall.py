@@ -21,7 +21,7 @@ from pathlib import Path
 
 from agents.sql import tables_read
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
-from geoask.bench.reference import case_intent
+from geoask.bench.reference.intent import case_intent
 from geoask.retrieval.service import open_retriever
 from geoask.scripted import count_tokens
 from tasks.question import retrieval_intent

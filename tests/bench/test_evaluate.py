@@ -14,16 +14,15 @@ from geoask.bench.evaluate import (
     RootCause,
     Verdict,
     evidence_agrees,
-    extract_scalar,
-    find_field,
-    ids_exact,
     judge_answer,
     list_match,
     root_cause,
     score_case,
-    tool_failure_cause,
-    unit_factor,
 )
+from geoask.bench.evaluate.answer_types import extract_scalar
+from geoask.bench.evaluate.causes import tool_failure_cause
+from geoask.bench.evaluate.units import find_field, unit_factor
+from geoask.bench.evaluate.values import ids_exact
 from geoask.bench.model import BenchmarkCase, Category
 from geoask.execution_log import ExecutionLog, ModelCall, StageTiming, ToolTraceEntry
 

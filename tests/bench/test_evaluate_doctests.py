@@ -1,12 +1,19 @@
-"""The examples in the evaluator's, metrics' and report's docstrings run and hold."""
+"""The examples in the evaluator's, reference model's, metrics' and report's docstrings hold."""
 
 import doctest
 import importlib
 
 import pytest
 
+EVALUATOR = ["geoask.bench.evaluate", "geoask.bench.evaluate.units",
+             "geoask.bench.evaluate.values", "geoask.bench.evaluate.entities",
+             "geoask.bench.evaluate.answer_types", "geoask.bench.evaluate.causes"]
+REFERENCE = ["geoask.bench.reference.steps", "geoask.bench.reference.intent",
+             "geoask.bench.reference.answer", "geoask.bench.reference.faults",
+             "geoask.bench.reference.replay"]
 
-@pytest.mark.parametrize("name", ["geoask.bench.evaluate", "geoask.bench.metrics",
+
+@pytest.mark.parametrize("name", [*EVALUATOR, *REFERENCE, "geoask.bench.metrics",
                                   "geoask.bench.report"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))

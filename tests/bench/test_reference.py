@@ -22,23 +22,19 @@ from geoask.answers import AnswerType
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.bench.model import BenchmarkCase, Projection
 from geoask.bench.model import SqlStatement as CaseStatement
-from geoask.bench.reference import (
-    UNKNOWN_QUESTION_MESSAGE,
+from geoask.bench.reference import UNKNOWN_QUESTION_MESSAGE, reference_model
+from geoask.bench.reference.answer import answer_payload
+from geoask.bench.reference.faults import (
     FaultKind,
-    answer_payload,
-    case_intent,
-    case_plan,
-    case_top_k,
-    case_years,
-    chained_script,
-    consolidated_steps,
     degrees_script,
     drop_read_column,
     misspell_column,
     planned_fault,
-    prompt_question,
-    reference_model,
 )
+from geoask.bench.reference.intent import case_intent, case_top_k, case_years
+from geoask.bench.reference.plan import case_plan
+from geoask.bench.reference.replay import prompt_question
+from geoask.bench.reference.steps import chained_script, consolidated_steps
 from geoask.catalog.model import load_catalog
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
 from geoask.settings import get_settings

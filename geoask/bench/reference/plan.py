@@ -1,0 +1,98 @@
+"""The :class:`~agents.planner.Plan` mirroring a case's consolidated reference steps."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+
+from agents.intent import OperationIntent
+from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
+from agents.sql import output_columns, tables_read
+from geoask.answers import AnswerType
+from geoask.bench.model import BenchmarkCase, Category, Projection, Scenario
+from geoask.bench.model import SqlStatement as CaseStatement
+from geoask.bench.reference.intent import case_operation, case_top_k, case_years
+from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
+from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS
+
+_GRANULARITY = {
+    Scenario.STATES_INCOME: "state", Scenario.COUNTIES_CENSUS: "county",
+    Scenario.AIRPORTS: "point", Scenario.CLIMATE_NC: "grid_cell",
+    Scenario.NEW_HAVEN: "point", Scenario.WORLD: "country",
+}
+_CATEGORY = {
+    Category.ATTRIBUTE: "attribute_filter_rank", Category.AGGREGATION: "grouped_aggregation",
+    Category.TEMPORAL: "temporal_comparison", Category.SPATIAL: "spatial_geometry",
+    Category.STATISTICS: "statistics",
+}
+
+
+def _geometry_selected(statements: Iterable[CaseStatement]) -> bool:
+    for statement in statements:
+        columns = output_columns(statement.sql) or []
+        if any(c == "*" or c.lower() in DEFAULT_GEOMETRY_COLUMNS or c.lower().endswith("geom")
+               for c in columns):
+            return True
+    return False
+
+
+def case_plan(case: BenchmarkCase, replanned: bool = False,
+              shown_tables: Collection[str] | None = None) -> Plan:
+    """The plan mirroring the case's consolidated reference steps.
+
+    ``geometry_needed`` is true when a Python step follows and every SQL step exports a
+    geometry column; the last step carries the case's Top-K. An SQL step names the tables its
+    statements read, only those of ``shown_tables`` (the planner's schema outline) if given:
+    a planner cannot name what it was not shown.
+    """
+    steps = consolidated_steps(case)
+    has_python = any(step.kind is StepKind.PYTHON for step in steps)
+    sql_steps = [step for step in steps if step.kind is StepKind.SQL]
+    geometry = has_python and all(_geometry_selected(step.statements) for step in sql_steps)
+    category = _CATEGORY[case.category]
+    if category == "spatial_geometry" and has_python and not geometry:
+        # Deliberate: the reference program computes from attributes (e.g. lon/lat), which
+        # the planner rule spatial_computation_needs_geometry does not allow; see report.
+        category = "statistics"
+    operation = case_operation(case)
+    temporal = {OperationIntent.COMPARE_PERIODS: "period_vs_period",
+                OperationIntent.COMPARE_BASELINE: "vs_baseline"}.get(operation, "none")
+    if case.category is Category.TEMPORAL and temporal == "none":
+        temporal = "period_vs_period" if len(case_years(case.question)) >= 2 else "vs_baseline"
+    inputs_read = sum(len(step.statements) for step in sql_steps)
+    constraints = ExecutionConstraints(
+        computation_needed=has_python, geometry_needed=geometry,
+        input_mode="multiple" if has_python and inputs_read > 1 else "single",
+        spatial_granularity=_GRANULARITY[case.scenario],  # type: ignore[arg-type]
+        operation_category=category,  # type: ignore[arg-type]
+        temporal_comparison=temporal,  # type: ignore[arg-type]
+    )
+    top_k = case_top_k(case)
+    suffix = " (new plan after a failed one)" if replanned else ""
+    plan_steps = [
+        PlanStep(
+            id=step.id, objective=step.objective + suffix,
+            tables=list(dict.fromkeys(
+                name for statement in step.statements for name in tables_read(statement.sql) or []
+                if shown_tables is None or name in shown_tables)),
+            inputs=list(step.inputs), expected_output=_expected_output(step, case),
+            top_k=top_k if step is steps[-1] else None,
+        )
+        for step in steps
+    ]
+    return Plan(steps=plan_steps, constraints=constraints,
+                answer_type=AnswerType(case.answer.answer_type.value),
+                answer_fields=answer_fields(case.answer.projection))
+
+
+def answer_fields(projection: Projection) -> list[str]:
+    """The fields the answer is read from, per the projection."""
+    names = [projection.entity_field, projection.value_field, *projection.key_fields,
+             *projection.value_fields, *projection.fields]
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def _expected_output(step: ReferenceStep, case: BenchmarkCase) -> str:
+    if step.kind is StepKind.PYTHON:
+        return ", ".join(answer_fields(case.answer.projection)) or "the computed values"
+    parts = [f"{s.name}: {', '.join(output_columns(s.sql) or ['*'])}" for s in step.statements]
+    return "; ".join(parts)
