@@ -65,7 +65,7 @@ lock: $(UV_STAMP) ## Re-resolve uv.lock to the newest versions pyproject.toml al
 lock-check: $(UV_STAMP) ## Fail when uv.lock does not match pyproject.toml
 	$(UV) lock --check --offline --python $(PYTHON)
 
-test-latest: system-packages $(UV_STAMP) ## Guard and sandbox suites on the newest versions pyproject allows (throw-away venv)
+test-latest: system-packages $(STAMP) ## Guard and sandbox suites on the newest versions pyproject allows (throw-away venv)
 	UV=$(UV) PYTHON=$(PYTHON) bash scripts/test_latest.sh
 
 lint: $(STAMP) ## ruff

@@ -2,7 +2,7 @@
 # make test-latest: install the newest versions pyproject.toml allows into a throw-away venv, list
 # where they differ from uv.lock, and run the SQL-guard and sandbox suites on them. The sandbox
 # runtime is built from those versions too, in its own folder, so the locked one is left alone.
-# Exit status: that of pytest (0 = the upgrade would pass these suites).
+# Exit status: that of pytest (0 = the upgrade would pass these suites). Needs .venv (make setup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV=${UV:-.tools/bin/uv}
@@ -13,12 +13,24 @@ trap 'rm -rf "$work"' EXIT
 "$UV" venv --quiet --python "$PYTHON" "$work/venv"
 "$UV" pip install --quiet --python "$work/venv/bin/python" --resolution highest -e '.[dev]'
 
-"$UV" export --frozen --extra dev --no-hashes --no-emit-project --no-header --no-annotate \
-  | sed -E 's/ *;.*$//' | grep -E '^[A-Za-z0-9_.-]+==' | sort >"$work/locked.txt"
-"$UV" pip freeze --python "$work/venv/bin/python" --exclude-editable | sort >"$work/latest.txt"
-echo "== versions that differ from uv.lock (locked -> newest allowed) =="
-join -t= -j1 <(sed 's/==/=/' "$work/locked.txt") <(sed 's/==/=/' "$work/latest.txt") \
-  | awk -F= '$2 != $3 { printf "  %-28s %s -> %s\n", $1, $2, $3; n++ } END { if (!n) print "  (none)" }'
+"$UV" pip freeze --python .venv/bin/python --exclude-editable >"$work/locked.txt"
+"$UV" pip freeze --python "$work/venv/bin/python" --exclude-editable >"$work/latest.txt"
+echo "== versions that differ from the locked .venv (locked -> newest allowed) =="
+"$work/venv/bin/python" - "$work/locked.txt" "$work/latest.txt" <<'PY'
+import sys
+from packaging.utils import canonicalize_name
+
+def pins(path):
+    lines = open(path, encoding="utf-8").read().split()
+    return {canonicalize_name(n): v for n, _, v in (line.partition("==") for line in lines)}
+
+locked, latest = pins(sys.argv[1]), pins(sys.argv[2])
+rows = [(n, locked.get(n, "-"), latest.get(n, "-")) for n in sorted(locked.keys() | latest.keys())
+        if locked.get(n) != latest.get(n)]
+for name, old, new in rows:
+    print(f"  {name:28} {old} -> {new}")
+print(f"  ({len(rows)} of {len(latest)} packages differ)")
+PY
 
 # The sandbox runtime must be readable by the sandbox's uid: keep it under geoask's service home.
 home=$("$work/venv/bin/python" -c 'from geoask.settings import Settings; print(Settings().service_home)')
