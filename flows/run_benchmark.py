@@ -26,16 +26,9 @@ from prefect import flow, get_run_logger
 from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
+from geoask.bench.runs import CaseRun, load_benchmark_cases, parse_variants, pending_runs, run_keys
 from geoask.settings import Settings, get_settings
-from tasks.benchmark import (
-    CaseRun,
-    answer_case,
-    load_benchmark_cases,
-    parse_variants,
-    pending_runs,
-    report_benchmark,
-    run_keys,
-)
+from tasks.benchmark import answer_case, report_benchmark
 
 ProgressListener = Callable[[int, int, CaseRun | None], None]
 """``(finished, total, run)``: told after each question run of the current benchmark."""

@@ -165,8 +165,8 @@ def bench(
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
     quiet_console()
     from flows.run_benchmark import default_out_dir
+    from geoask.bench.runs import load_benchmark_cases, parse_variants
     from geoask.composition import model_provider
-    from tasks.benchmark import load_benchmark_cases, parse_variants
 
     settings = get_settings()
     load_benchmark_cases(tasks_file, limit)  # clear errors before Prefect starts
@@ -228,7 +228,8 @@ def showcase_command(
 ) -> None:
     """Print three benchmark questions with their answers and evidence trails."""
     from flows.run_benchmark import default_out_dir
-    from tasks.benchmark import RunKey, load_benchmark_cases, read_run, run_case
+    from geoask.bench.runs import RunKey, load_benchmark_cases, read_run
+    from tasks.benchmark import run_case
 
     settings = get_settings()
     folder = out or default_out_dir(model, settings)
@@ -247,7 +248,7 @@ def showcase_text(question: str, run: object) -> str:
     """One showcase block: question, status, answer payload, evidence trail, artifacts."""
     import json
 
-    from tasks.benchmark import CaseRun
+    from geoask.bench.runs import CaseRun
 
     assert isinstance(run, CaseRun)
     answer = run.answer or {}

@@ -14,7 +14,7 @@ REFERENCE = ["geoask.bench.reference.steps", "geoask.bench.reference.intent",
 
 
 @pytest.mark.parametrize("name", [*EVALUATOR, *REFERENCE, "geoask.bench.metrics",
-                                  "geoask.bench.report"])
+                                  "geoask.bench.report", "geoask.bench.runs"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.failed == 0

@@ -19,16 +19,10 @@ from pydantic_ai import models
 
 from flows.run_benchmark import benchmark_flow, run_benchmark, task_runner_for
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.bench.runs import RunKey, parse_variants, pending_runs, read_run, run_keys
 from geoask.settings import Settings
 from geoask.variants import Variant
-from tasks.benchmark import (
-    RunKey,
-    parse_variants,
-    pending_runs,
-    read_run,
-    run_keys,
-    set_services_factory,
-)
+from tasks.benchmark import set_services_factory
 
 models.ALLOW_MODEL_REQUESTS = False
 CASES = {item.case.id: item.case for item in load_cases(DEFAULT_CASES_DIR, ())}
@@ -54,7 +48,8 @@ def test_pending_runs_skip_saved_results(tmp_path):
 
 def test_report_scores_every_saved_run(prefect_harness, tmp_path):
     from agents.answer import FinalAnswer
-    from tasks.benchmark import CaseRun, report_benchmark, save_run
+    from geoask.bench.runs import CaseRun, save_run
+    from tasks.benchmark import report_benchmark
 
     case = CASES["airports-001"]
     keys = run_keys("reference", [Variant.FULL], 1, [case])

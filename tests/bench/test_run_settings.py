@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-import tasks.benchmark
+import geoask.bench.runs
 from geoask.bench.runner import ProgramRunner
+from geoask.bench.runs import shared_parts
 from geoask.errors import QueryExecutionError
 from geoask.settings import Settings
 from geoask.sql.context import GuardContext
 from geoask.sql.step import run_statement
-from tasks.benchmark import shared_parts
 
 pytestmark = pytest.mark.db
 
@@ -35,7 +35,7 @@ def changed(run_settings: Settings) -> Settings:
 
 
 def test_benchmark_question_parts_honour_every_run_setting(database, changed, monkeypatch):
-    monkeypatch.setattr(tasks.benchmark, "_SHARED", [])
+    monkeypatch.setattr(geoask.bench.runs, "_SHARED", [])
     parts = shared_parts(changed)
     assert parts.sql_runner.statement_timeout_s == 7
     assert parts.sql_runner.max_result_bytes == 1 * 1024 * 1024
@@ -44,7 +44,7 @@ def test_benchmark_question_parts_honour_every_run_setting(database, changed, mo
 
 
 def test_benchmark_result_size_cap_stops_a_large_result(database, changed, monkeypatch, tmp_path):
-    monkeypatch.setattr(tasks.benchmark, "_SHARED", [])
+    monkeypatch.setattr(geoask.bench.runs, "_SHARED", [])
     runner = shared_parts(changed).sql_runner
     context = GuardContext.from_settings(changed, policy="postgis")
     with pytest.raises(QueryExecutionError) as caught:

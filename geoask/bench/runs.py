@@ -1,0 +1,173 @@
+"""A benchmark's runs: which question runs it has, where each is persisted, and its score.
+
+A case run is persisted as ``<out>/runs/<model>/<variant>/repeat-<k>/<case id>.json`` (a
+:class:`CaseRun`) as soon as it finishes, so an interrupted benchmark resumes with only the
+runs that have no file yet (:func:`pending_runs`). Scoring goes through :func:`score_run`
+(``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a case and write the
+report are thin shells in ``tasks/benchmark.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from geoask.bench.evaluate import CaseScore, score_case
+from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.bench.model import BenchmarkCase
+from geoask.composition import RunParts, open_parts
+from geoask.errors import BenchmarkCaseError, ConfigurationError
+from geoask.execution_log import ExecutionLog
+from geoask.settings import Settings
+from geoask.variants import Variant, parse_variant
+
+
+class CaseRun(BaseModel):
+    """One answered (or failed) benchmark question, as persisted.
+
+    Attributes:
+        case_id, variant, repeat, model: what was run (``repeat`` is 0-based).
+        status: ``answered``, ``rejected``, ``failed`` (the flow's outcome) or ``error`` (the
+            run raised; ``message`` says why).
+        answer: the final answer (``{answer_type, data_payload, summary}``) when answered.
+        message: the answer's summary, the rejection or failure report, or the error.
+        evidence: the run's evidence trail (one line per step and decision).
+        time_s: wall time of the question run (s), Prefect orchestration included.
+        log: the run's execution log (``execution_log.json``); None when it never started.
+        artifact_folder: the run's artifact folder; flow_run_id: its Prefect flow run.
+
+    """
+
+    case_id: str
+    variant: str
+    repeat: int
+    model: str
+    status: str
+    answer: dict[str, Any] | None = None
+    message: str = ""
+    evidence: list[str] = Field(default_factory=list)
+    time_s: float
+    log: dict[str, Any] | None = None
+    artifact_folder: str = ""
+    flow_run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """Identifies one question run of a benchmark: model, variant, repeat and case."""
+
+    model: str
+    variant: str
+    repeat: int
+    case_id: str
+
+    def path(self, out_dir: Path) -> Path:
+        """Where the run's :class:`CaseRun` is persisted under ``out_dir``."""
+        return (out_dir / "runs" / _safe(self.model) / self.variant / f"repeat-{self.repeat}"
+                / f"{self.case_id}.json")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def load_benchmark_cases(tasks_file: str | Path | None, limit: int | None) -> list[BenchmarkCase]:
+    """The cases of ``tasks_file`` (a case file or folder; default ``benchmark/cases``).
+
+    Only the first ``limit`` of them when given.
+
+    Raises:
+        BenchmarkCaseError: the file is missing or not valid under the case schema.
+        ConfigurationError: ``limit`` is not positive.
+
+    """
+    if limit is not None and limit < 1:
+        raise ConfigurationError(f"--limit must be at least 1, got {limit}")
+    cases = [item.case for item in load_cases(Path(tasks_file or DEFAULT_CASES_DIR), ())]
+    if not cases:
+        raise BenchmarkCaseError(f"{tasks_file} holds no benchmark case")
+    return cases[:limit] if limit else cases
+
+
+def parse_variants(variant: str) -> list[Variant]:
+    """``all`` -> the five variants; else a comma-separated list of variant names.
+
+    >>> [v.value for v in parse_variants("full,base")]
+    ['FULL', 'BASE']
+
+    Raises:
+        ConfigurationError: an unknown variant name.
+
+    """
+    if variant.strip().lower() == "all":
+        return list(Variant)
+    return list(dict.fromkeys(parse_variant(name) for name in variant.split(",") if name.strip()))
+
+
+def run_keys(model: str, variants: Sequence[Variant], repeat: int,
+             cases: Sequence[BenchmarkCase]) -> list[RunKey]:
+    """Every question run of a benchmark, variant by variant, repeat by repeat."""
+    if repeat < 1:
+        raise ConfigurationError(f"--repeat must be at least 1, got {repeat}")
+    return [RunKey(model, v.value, r, c.id) for v in variants for r in range(repeat)
+            for c in cases]
+
+
+def pending_runs(keys: Iterable[RunKey], out_dir: Path) -> list[RunKey]:
+    """The runs without a persisted result under ``out_dir`` (what a resumed run still does)."""
+    return [key for key in keys if not key.path(out_dir).is_file()]
+
+
+def read_run(key: RunKey, out_dir: Path) -> CaseRun:
+    """The persisted run of ``key``.
+
+    Raises:
+        BenchmarkCaseError: the file is unreadable (delete it to run the question again).
+
+    """
+    path = key.path(out_dir)
+    try:
+        return CaseRun.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise BenchmarkCaseError(f"cannot read the saved run {path} ({error}); delete it to "
+                                 "run that question again") from None
+
+
+def save_run(run: CaseRun, out_dir: Path) -> Path:
+    """Persist ``run`` atomically (write a temporary file, then rename)."""
+    path = RunKey(run.model, run.variant, run.repeat, run.case_id).path(out_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".tmp-{os.getpid()}-{threading.get_ident()}")
+    temporary.write_text(run.model_dump_json(indent=1), encoding="utf-8")
+    temporary.replace(path)
+    return path
+
+
+_SHARED: list[RunParts] = []
+
+
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_parts(settings: Settings) -> RunParts:
+    """The run parts of :func:`geoask.composition.open_parts`, built once per process."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            _SHARED.append(open_parts(settings))
+        return _SHARED[0]
+
+
+def score_run(case: BenchmarkCase, run: CaseRun) -> CaseScore:
+    """The evaluator's score of one persisted run."""
+    from agents.answer import FinalAnswer
+
+    answer = FinalAnswer.model_validate(run.answer) if run.answer else None
+    log = ExecutionLog.model_validate(run.log) if run.log else None
+    return score_case(case, answer, log, variant=run.variant, repeat=run.repeat,
+                      time_s=run.time_s)
