@@ -91,9 +91,9 @@ from geoask.bench.model import (
 )
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.projection import ProjectionError, project_answer
+from geoask.catalog.spatial import names_vector_column, spatial_column_names
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
 from geoask.scripted import count_tokens, latest_user_prompt, output_tool_call, request_text
-from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS
 
 REFERENCE: Final = "reference"
 REFERENCE_FAULTY: Final = "reference-faulty"
@@ -342,8 +342,7 @@ def case_intent(case: BenchmarkCase) -> Intent:
 def _geometry_selected(statements: Iterable[CaseStatement]) -> bool:
     for statement in statements:
         columns = output_columns(statement.sql) or []
-        if any(c == "*" or c.lower() in DEFAULT_GEOMETRY_COLUMNS or c.lower().endswith("geom")
-               for c in columns):
+        if any(c == "*" or names_vector_column(c) for c in columns):
             return True
     return False
 
@@ -599,7 +598,7 @@ def drop_read_column(statements: Sequence[CaseStatement],
             continue
         for expression in tree.expressions:
             name = expression.alias_or_name
-            if (not name or name.lower() in DEFAULT_GEOMETRY_COLUMNS or name == "*"
+            if (not name or name.lower() in spatial_column_names() or name == "*"
                     or (f'"{name}"' not in script and f"'{name}'" not in script)
                     or len(re.findall(rf"\b{re.escape(name)}\b", statement.sql)) != 1):
                 continue

@@ -296,7 +296,7 @@ class SchemaRetriever:
         self, selected: SelectedTable, scored: TableScore | None, geometry: bool = True
     ) -> RetrievedTable:
         table = self.catalog.table(selected.name)
-        hidden = set() if geometry else {c.name for c in table.columns if c.is_geometry}
+        hidden = set() if geometry else {c.name for c in table.columns if c.spatial is not None}
         sims = {c: s for c, s in (scored.column_similarities if scored else {}).items()
                 if c not in hidden}
         keep = set(table.primary_key) | {c for fk in table.foreign_keys for c in fk.columns}
