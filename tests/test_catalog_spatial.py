@@ -207,3 +207,11 @@ def test_spatial_casts_follow_the_notion(sql: str, rejected: bool) -> None:
 )
 def test_names_vector_column(name: str, known: set[str] | None, expected: bool) -> None:
     assert names_vector_column(name, known) is expected
+
+
+def test_table_spatial_columns_in_order() -> None:
+    table = MIXED.table("t")
+    assert [c.name for c in table.spatial_columns] == ["Shape", "site", "rast"]
+    assert [c.spatial for c in table.spatial_columns] == [G, GG, R]
+    assert table.geometry_column is not None and table.geometry_column.name == "Shape"
+    assert _catalog(("label", "text")).table("t").spatial_columns == []

@@ -118,8 +118,13 @@ class Table(_Strict):
 
     @property
     def geometry_column(self) -> Column | None:
-        """The geometry column, if the table has one."""
+        """The (first) ``geometry`` column, if the table has one."""
         return next((c for c in self.columns if c.is_geometry), None)
+
+    @property
+    def spatial_columns(self) -> list[Column]:
+        """The columns with a :class:`~geoask.catalog.spatial.SpatialKind`, in table order."""
+        return [c for c in self.columns if c.spatial is not None]
 
     def column(self, name: str) -> Column:
         """Return the column called ``name``; raises KeyError if there is none."""
