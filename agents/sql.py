@@ -16,13 +16,9 @@ from sqlglot import exp
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, NESTED_SCHEMA, compact_json
 from agents.planner import ExecutionConstraints, PlanStep
+from geoask.catalog.spatial import names_vector_column
 from geoask.errors import QueryRejectedError
-from geoask.sql.context import (
-    DEFAULT_GEOMETRY_COLUMNS,
-    AnswerContract,
-    GuardContext,
-    SpatialPolicy,
-)
+from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
 from geoask.sql.guard import find_violation
 from geoask.sql.parsing import parse_query
 from geoask.sql.rules.query_only import query_root
@@ -206,13 +202,15 @@ def topk_limit_is_k(draft: SqlDraft, deps: SqlDeps) -> str | None:
 
 
 def geometry_exported(draft: SqlDraft, deps: SqlDeps) -> str | None:
-    """When geometry is needed, some statement selects a geometry column (or ``*``)."""
+    """When geometry is needed, some statement selects a geometry column (or ``*``).
+
+    A selected name counts when :func:`geoask.catalog.spatial.names_vector_column` says so.
+    """
     if not deps.constraints.geometry_needed:
         return None
     for statement in draft.statements:
         columns = output_columns(statement.sql) or []
-        if any(c == "*" or c.lower() in DEFAULT_GEOMETRY_COLUMNS or c.lower().endswith("geom")
-               for c in columns):
+        if any(c == "*" or names_vector_column(c) for c in columns):
             return None
     return ("the constraints need geometry: select the geometry column (e.g. geom) of the "
             "features the Python step works on")

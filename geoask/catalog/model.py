@@ -15,6 +15,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
@@ -62,9 +63,18 @@ class Column(_Strict):
     example: str | None = None
 
     @property
+    def spatial(self) -> SpatialKind | None:
+        """The column's :class:`~geoask.catalog.spatial.SpatialKind`; None if not spatial.
+
+        Decided by :func:`~geoask.catalog.spatial.spatial_kind` from ``type`` alone, so
+        ``geometry(Point,4326)`` is ``GEOMETRY`` whatever its SRID; arrays are not spatial.
+        """
+        return spatial_kind(self.type)
+
+    @property
     def is_geometry(self) -> bool:
-        """True for a PostGIS geometry column."""
-        return self.type.lower().startswith("geometry")
+        """True for a PostGIS ``geometry`` column (not ``geography`` or ``raster``)."""
+        return self.spatial is SpatialKind.GEOMETRY
 
 
 class ForeignKey(_Strict):
@@ -108,8 +118,13 @@ class Table(_Strict):
 
     @property
     def geometry_column(self) -> Column | None:
-        """The geometry column, if the table has one."""
+        """The (first) ``geometry`` column, if the table has one."""
         return next((c for c in self.columns if c.is_geometry), None)
+
+    @property
+    def spatial_columns(self) -> list[Column]:
+        """The columns with a :class:`~geoask.catalog.spatial.SpatialKind`, in table order."""
+        return [c for c in self.columns if c.spatial is not None]
 
     def column(self, name: str) -> Column:
         """Return the column called ``name``; raises KeyError if there is none."""

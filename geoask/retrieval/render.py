@@ -79,7 +79,7 @@ def column_line(
             roles.append(f"→ {fk.ref_table}.{ref}")
     text = f"  {column.name} {column.type}{' ' + ' '.join(roles) if roles else ''}: "
     text += column.description
-    if column.unit and not column.is_geometry:
+    if column.unit and column.spatial is None:
         text += f" Unit: {column.unit}."
     if column.values:
         text += " Values: " + shown_values(column.values, max_values, query) + "."
@@ -159,7 +159,7 @@ def outline_block(schema: str, table: Table, columns: Sequence[str] | None = Non
         roles = ["PK"] if column.name in table.primary_key else []
         roles += [f"→ {fk.ref_table}.{fk.ref_columns[fk.columns.index(column.name)]}"
                   for fk in table.foreign_keys if column.name in fk.columns]
-        unit = f" ({column.unit})" if column.unit and not column.is_geometry else ""
+        unit = f" ({column.unit})" if column.unit and column.spatial is None else ""
         lines.append(f"  {column.name} {column.type}{''.join(' ' + r for r in roles)}{unit}")
     if len(kept) < len(table.columns):
         lines.append(f"  ({len(table.columns) - len(kept)} more columns not shown)")

@@ -296,12 +296,12 @@ class SchemaRetriever:
         self, selected: SelectedTable, scored: TableScore | None, geometry: bool = True
     ) -> RetrievedTable:
         table = self.catalog.table(selected.name)
-        hidden = set() if geometry else {c.name for c in table.columns if c.is_geometry}
+        spatial = {c.name for c in table.spatial_columns}
+        hidden = set() if geometry else spatial
         sims = {c: s for c, s in (scored.column_similarities if scored else {}).items()
                 if c not in hidden}
         keep = set(table.primary_key) | {c for fk in table.foreign_keys for c in fk.columns}
-        if table.geometry_column is not None:
-            keep.add(table.geometry_column.name)
+        keep |= spatial
         if scored is not None:
             keep |= {h.column for h in scored.lexical if h.column is not None}
         by_similarity = sorted(sims, key=lambda c: -sims[c])

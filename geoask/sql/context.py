@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from geoask.catalog.spatial import spatial_column_names
 from geoask.settings import Settings
 
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ class AnswerContract(StrEnum):
     TOPK = "topk"
 
 
-DEFAULT_GEOMETRY_COLUMNS = frozenset({"geom", "geog", "geometry", "the_geom", "wkb_geometry"})
+DEFAULT_GEOMETRY_COLUMNS: frozenset[str] = spatial_column_names(None)
+"""Spatial column names assumed without a catalog (the catalog's conventional names)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ class GuardContext:
         contract: answer contract of the step; ``topk`` requires an outer ORDER BY and LIMIT.
         row_cap: most rows the query may return (the wrapper asks for ``row_cap + 1`` so that
             the executor can report truncation).
-        geometry_columns: lower-case names of geometry/geography columns in the catalog; an
+        geometry_columns: lower-case names of the catalog's spatial columns (geometry,
+            geography, raster: :func:`geoask.catalog.spatial.spatial_column_names`); an
             operator applied to one of them is spatial computation.
         case_sensitive_names: real catalog names (tables, columns, schemas) that contain
             upper-case letters and so must be quoted; unquoted references are quoted.
@@ -77,18 +80,15 @@ class GuardContext:
         (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply.
         """
         case_sensitive_names, geometry_columns = (
-            catalog_names(catalog) if catalog is not None else (frozenset(), None)
+            catalog_names(catalog) if catalog is not None
+            else (frozenset(), DEFAULT_GEOMETRY_COLUMNS)
         )
         return cls(
             policy=SpatialPolicy(policy or settings.sql_policy),
             contract=AnswerContract(contract),
             row_cap=settings.sql_row_cap,
-            geometry_columns=(
-                frozenset(name.lower() for name in geometry_columns)
-                if geometry_columns is not None
-                else DEFAULT_GEOMETRY_COLUMNS
-            ),
-            case_sensitive_names=frozenset(case_sensitive_names),
+            geometry_columns=geometry_columns,
+            case_sensitive_names=case_sensitive_names,
         )
 
 
@@ -96,17 +96,14 @@ def catalog_names(catalog: Catalog) -> tuple[frozenset[str], frozenset[str]]:
     """``(case_sensitive_names, geometry_columns)`` of a semantic catalog for a GuardContext.
 
     Case-sensitive names are the schema, table and column names holding upper-case letters;
-    geometry columns are the lower-cased names of the catalog's geometry/geography columns.
+    geometry columns are :func:`geoask.catalog.spatial.spatial_column_names` of the catalog:
+    the lower-cased names of its spatial columns, or the conventional names if it has none.
     """
     names = {catalog.schema_name}
-    geometry: set[str] = set()
     for table in catalog.tables:
         names.add(table.name)
-        for column in table.columns:
-            names.add(column.name)
-            if column.is_geometry or column.type.lower().startswith("geography"):
-                geometry.add(column.name.lower())
+        names.update(column.name for column in table.columns)
     return (
         frozenset(name for name in names if name != name.lower()),
-        frozenset(geometry) or DEFAULT_GEOMETRY_COLUMNS,
+        spatial_column_names(catalog),
     )

@@ -21,13 +21,15 @@ from psycopg.adapt import Loader
 from psycopg.types import TypeInfo
 from shapely.geometry.base import BaseGeometry
 
+from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import DatabaseError, QueryExecutionError
 from geoask.sql.guard import CheckedQuery
 
 if TYPE_CHECKING:
     from geoask.settings import Settings
 
-GEOMETRY_TYPE_NAMES = ("geometry", "geography")
+GEOMETRY_TYPE_NAMES = tuple(kind.value for kind in SpatialKind if kind.is_vector)
+"""Types whose values are loaded as shapely geometries: the vector spatial kinds."""
 
 # SQLSTATE -> kind reported to the agent's correction loop.
 ERROR_KINDS: dict[str, str] = {
@@ -53,7 +55,12 @@ ERROR_KINDS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ResultColumn:
-    """One result column: its name, PostgreSQL type name and whether it holds geometry."""
+    """One result column: its name, PostgreSQL type name and whether it holds geometry.
+
+    ``is_geometry`` is true for the vector spatial kinds (geometry, geography) of
+    :mod:`geoask.catalog.spatial`, whose values arrive as shapely geometries; see
+    :func:`holds_geometry`.
+    """
 
     name: str
     type_name: str
@@ -264,9 +271,21 @@ def _columns(connection: psycopg.Connection[Any], description: Any) -> tuple[Res
     result = []
     for column in description:
         type_name = names.get(column.type_code, str(column.type_code))
-        base = type_name.split("(")[0].split(".")[-1]
-        result.append(ResultColumn(column.name, type_name, base in GEOMETRY_TYPE_NAMES))
+        result.append(ResultColumn(column.name, type_name, holds_geometry(type_name)))
     return tuple(result)
+
+
+def holds_geometry(type_name: str) -> bool:
+    """True if a result column of PostgreSQL type ``type_name`` holds shapely geometries.
+
+    That is a vector :class:`~geoask.catalog.spatial.SpatialKind` (geometry or geography, any
+    SRID, schema-qualified or not); arrays of them and rasters are not loaded as geometries.
+
+    >>> holds_geometry("public.geometry"), holds_geometry("raster"), holds_geometry("geometry[]")
+    (True, False, False)
+    """
+    kind = spatial_kind(type_name)
+    return kind is not None and kind.is_vector
 
 
 def _rollback_quietly(connection: psycopg.Connection[Any]) -> None:

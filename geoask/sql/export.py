@@ -1,8 +1,10 @@
 """Export a query result to the question's artifact folder, and summarise it for prompts.
 
-With a geometry column the result becomes a GeoJSON FeatureCollection (RFC 7946: longitude,
-latitude in WGS 84, coordinates at full double precision; the first geometry column is the
-feature geometry, further ones become WKT properties); without one, a JSON array of records.
+With a geometry column (geometry or geography: :func:`geoask.sql.executor.holds_geometry`, which
+asks the catalog's notion of a spatial column) the result becomes a GeoJSON FeatureCollection
+(RFC 7946: longitude, latitude in WGS 84, coordinates at full double precision; the first
+geometry column is the feature geometry, further ones become WKT properties); without one, a
+JSON array of records.
 Values: dates and times as ISO 8601 text, numerics as JSON numbers, NULL (and NaN) as null.
 Every file is written through fsspec to a temporary name and then moved into place, so a
 reader never sees a partial file.

@@ -15,6 +15,7 @@ names exactly. Schema-qualified calls are allowed only with ``pg_catalog``.
 
 from __future__ import annotations
 
+from geoask.catalog.spatial import POSTGIS_TYPE_NAMES
 from geoask.sql.postgis_functions import POSTGIS_ST_FUNCTIONS
 
 
@@ -102,8 +103,12 @@ POSTGIS_OTHER_FUNCTIONS = _names("geometrytype box2d box3d geometry geography")
 POSTGIS_READ_FUNCTIONS: frozenset[str] = POSTGIS_ST_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS
 """Functions added by the ``postgis`` policy."""
 
-SPATIAL_TYPE_NAMES = _names("geometry geography box2d box3d box2df gidx")
-"""Type names whose casts count as spatial computation under the ``separated`` policy."""
+SPATIAL_TYPE_NAMES: frozenset[str] = POSTGIS_TYPE_NAMES
+"""Type names whose casts (and calls) count as spatial computation under ``separated``.
+
+The catalog's notion (:mod:`geoask.catalog.spatial`): geometry, geography, raster and the
+PostGIS box/index types.
+"""
 
 
 def is_spatial_function(name: str) -> bool:

@@ -36,7 +36,7 @@ from agents.planner import StepKind
 from geoask.bench.model import BenchmarkCase, Category
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.reference.steps import consolidated_steps, projection_calls
-from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS
+from geoask.catalog.spatial import spatial_column_names
 
 FAULT_EVERY: Final = 5
 """reference-faulty injects a fault into cases whose id number is a multiple of this."""
@@ -148,7 +148,7 @@ def drop_read_column(statements: Sequence[CaseStatement],
             continue
         for expression in tree.expressions:
             name = expression.alias_or_name
-            if (not name or name.lower() in DEFAULT_GEOMETRY_COLUMNS or name == "*"
+            if (not name or name.lower() in spatial_column_names() or name == "*"
                     or (f'"{name}"' not in script and f"'{name}'" not in script)
                     or len(re.findall(rf"\b{re.escape(name)}\b", statement.sql)) != 1):
                 continue

@@ -12,7 +12,7 @@ from geoask.bench.model import BenchmarkCase, Category, Projection, Scenario
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.reference.intent import case_operation, case_top_k, case_years
 from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
-from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS
+from geoask.catalog.spatial import names_vector_column
 
 _GRANULARITY = {
     Scenario.STATES_INCOME: "state", Scenario.COUNTIES_CENSUS: "county",
@@ -29,8 +29,7 @@ _CATEGORY = {
 def _geometry_selected(statements: Iterable[CaseStatement]) -> bool:
     for statement in statements:
         columns = output_columns(statement.sql) or []
-        if any(c == "*" or c.lower() in DEFAULT_GEOMETRY_COLUMNS or c.lower().endswith("geom")
-               for c in columns):
+        if any(c == "*" or names_vector_column(c) for c in columns):
             return True
     return False
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from geoask.catalog.spatial import postgis_type_name
 from geoask.sql.calls import function_calls
 from geoask.sql.context import GuardContext, SpatialPolicy
-from geoask.sql.functions import SPATIAL_TYPE_NAMES, is_spatial_function
+from geoask.sql.functions import is_spatial_function
 from geoask.sql.parsing import ORIGINAL_NAME_KEY, ParsedQuery, violation_at
 from geoask.sql.violation import GuardViolation
 
@@ -72,12 +73,13 @@ def is_geometry_expression(node: exp.Expr, context: GuardContext) -> bool:
 
 
 def _is_spatial_type(data_type: exp.Expr | None) -> bool:
+    """True if ``data_type`` names a PostGIS type (the catalog's notion, any case or schema)."""
     if not isinstance(data_type, exp.DataType):
         return False
-    if data_type.this in (exp.DataType.Type.GEOMETRY, exp.DataType.Type.GEOGRAPHY):
-        return True
+    # sqlglot knows GEOMETRY and GEOGRAPHY; other PostGIS types arrive user-defined by name
     kind = data_type.args.get("kind")
-    return kind is not None and kind.name.lower() in SPATIAL_TYPE_NAMES
+    name = kind.name if kind is not None else str(data_type.this.value)
+    return postgis_type_name(name) is not None
 
 
 def _is_operator(node: exp.Expr) -> bool:
