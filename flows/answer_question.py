@@ -21,12 +21,11 @@ from pydantic import BaseModel, Field
 from agents.answer import AnswerRefusal, FinalAnswer
 from agents.intent import Intent, IntentRejection
 from agents.planner import Plan, PlanRefusal, StepKind
+from geoask.answer_map import publish_answer_map
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
-from geoask.run_artifacts import publish_markdown
-from geoask.service.answer_map import publish_answer_map
-from geoask.service.run_trace import publish_run_trace
+from geoask.run_report import publish_run, save_log
 from geoask.settings import Settings, get_settings
 from geoask.state import (
     ANSWER,
@@ -123,7 +122,7 @@ def answer_question(
         result = _answer(run, question)
     except Exception as error:
         run.recorder.log.outcome = "error"
-        _save_log(run)
+        save_log(run.store, run.recorder.log)
         translated = user_error(error)
         if translated is None:
             raise
@@ -246,12 +245,8 @@ def _finish(run: QuestionServices, state: ExecutionState, status: Outcome,
         transitions=log.transitions, route=log.route, run_id=run.run_id,
         artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
     )
-    run.store.write_json("answer.json", result.model_dump(mode="json"))
-    summary = run_summary_markdown(result, state)
-    run.store.write_text("summary.md", summary)
-    publish_markdown("run-summary", summary, f"geoask run {run.run_id}")
-    _save_log(run)
-    publish_run_trace(log, run.store)
+    publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
+                run.run_id)
     return result
 
 
@@ -262,34 +257,12 @@ def _flow_run_id() -> str | None:
     return str(run_id) if run_id else None
 
 
-def _save_log(run: QuestionServices) -> None:
-    run.store.write_json("execution_log.json", run.recorder.log.to_json_dict())
-
-
 def _trail(state: ExecutionState) -> list[str]:
     lines = [f"{step.id}: {step.summary or step.status.value}" for step in state.steps.values()]
     lines.extend(f"tried: {line}" for line in state.tried)
     lines.extend(f"{d.transition.value}{' ' + d.target if d.target else ''}: {d.reason}"
                  for d in state.decisions if d.transition is not Transition.CONTINUE)
     return lines
-
-
-def run_summary_markdown(result: QuestionResult, state: ExecutionState) -> str:
-    """The markdown run summary (Prefect artifact ``run-summary`` and ``summary.md``)."""
-    answer: Any = result.answer.model_dump(mode="json") if result.answer else None
-    lines = [
-        f"# {state.question}", "",
-        f"**{result.status}** ({state.variant}, route {result.route}): {result.message}", "",
-        f"transitions: {' → '.join(result.transitions) or 'none'}", "",
-        "## Steps", "",
-        *(f"- {line}" for line in result.evidence), "",
-        f"artifacts: `{result.artifact_folder}`",
-    ]
-    if answer is not None:
-        import json
-
-        lines += ["", "## Answer", "", "```json", json.dumps(answer, indent=2), "```"]
-    return "\n".join(lines)
 
 
 def _production_services(settings: Settings, variant: str | None,

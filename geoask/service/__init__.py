@@ -5,6 +5,5 @@
 - :mod:`geoask.service.deployments`: the deployments ``answer-question`` and
   ``nightly-benchmark`` and serving them;
 - :mod:`geoask.service.client`: trigger a deployment through the API and wait for its result;
-- :mod:`geoask.service.answer_map`: the PNG map of an answer with geometry;
 - :mod:`geoask.service.cli`: ``geoask server``.
 """

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from geoask import answer_map
 from geoask.run_artifacts import RunArtifacts
-from geoask.service import answer_map
 from geoask.settings import get_settings
 from geoask.state import ArtifactRef
 

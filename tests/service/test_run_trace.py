@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from geoask.execution_log import ExecutionLog, ModelCall, StageTiming, ToolTraceEntry
-from geoask.service.run_trace import trace_rows
+from geoask.run_trace import trace_rows
 
 
 def timing(stage: str, wall: float, model: float) -> StageTiming:
