@@ -48,3 +48,25 @@ def test_fake_records_calls_and_returns_scripted_outcomes() -> None:
     assert outcome.protocol.result == {"len": 3}
     assert fake.calls[0].inputs == (Path("/data/a.geojson"),)
     assert fake.calls[0].limits == limits
+
+
+def test_pinned_requirements_are_this_environments_exact_versions() -> None:
+    from importlib import metadata
+
+    from sandbox.runtime import pinned_requirements
+
+    pins = dict(pin.split("==") for pin in pinned_requirements())
+    for name in ("geopandas", "shapely", "pandas", "numpy", "pyproj", "scikit-learn"):
+        assert pins[name] == metadata.version(name)
+    assert "numpy" in pins and "python-dateutil" in pins  # dependencies of the named ones
+    assert "sqlglot" not in pins and "prefect" not in pins  # only the analysis closure
+
+
+def test_pinned_requirements_refuse_a_package_that_is_not_installed() -> None:
+    import pytest
+
+    from geoask.errors import SandboxError
+    from sandbox.runtime import pinned_requirements
+
+    with pytest.raises(SandboxError, match="not installed in geoask's environment"):
+        pinned_requirements(("no-such-analysis-library>=1",))
