@@ -24,6 +24,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, Field
 
+from geoask.answers import FinalAnswer
 from geoask.bench.evaluate import CaseScore, score_case
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.bench.model import BenchmarkCase
@@ -295,8 +296,6 @@ def set_services_factory(factory: Callable[..., Any] | None) -> None:
 
 def score_run(case: BenchmarkCase, run: CaseRun) -> CaseScore:
     """The evaluator's score of one persisted run."""
-    from agents.answer import FinalAnswer
-
     answer = FinalAnswer.model_validate(run.answer) if run.answer else None
     log = ExecutionLog.model_validate(run.log) if run.log else None
     return score_case(case, answer, log, variant=run.variant, repeat=run.repeat,

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
-from geoask.answers import AnswerType, payload_errors
+from geoask.answers import AnswerType, FinalAnswer, payload_errors
 from geoask.bench.compare import compare_answers, numbers_match
 from geoask.bench.model import BenchmarkCase, Tolerance
 from geoask.bench.projection import (
@@ -50,7 +50,6 @@ from geoask.bench.projection import (
 )
 
 if TYPE_CHECKING:
-    from agents.answer import FinalAnswer
     from geoask.execution_log import ExecutionLog
 
 

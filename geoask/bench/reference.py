@@ -4,14 +4,14 @@
 with what the case's reference program implies, through the same pydantic-ai output tools a
 real model calls (a ``FunctionModel`` built on :mod:`geoask.scripted`'s mechanism):
 
-- ``intent``: an :class:`~agents.intent.Intent` consistent with the case (operation from its
+- ``intent``: an :class:`~geoask.plan.Intent` consistent with the case (operation from its
   category and answer type, years named in the question, Top-K from the reference SQL);
-- ``planner``: a :class:`~agents.planner.Plan` whose steps mirror the reference steps (adjacent
+- ``planner``: a :class:`~geoask.plan.Plan` whose steps mirror the reference steps (adjacent
   SQL steps are consolidated into one step, a chain of Python steps into one script that runs
   them in order and keeps each intermediate result under ``/scratch``);
 - ``sql``: the reference statements of the step (statement names = artifact names the
   scripts read from ``/input``); ``compute``: the reference script of the step;
-- ``reviewer``: ``accept``; ``answer``: the :class:`~agents.answer.FinalAnswer` PROJECTED FROM
+- ``reviewer``: ``accept``; ``answer``: the :class:`~geoask.answers.FinalAnswer` PROJECTED FROM
   THE EVIDENCE shown to the answer agent with the case's answer contract
   (:func:`geoask.bench.projection.project_answer`) - the expected value is never read.
 
@@ -62,22 +62,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 from sqlglot import exp
 
-from agents.answer import AnswerRefusal, FinalAnswer
-from agents.compute import ComputeScript
-from agents.intent import (
-    Distance,
-    Intent,
-    IntentRejection,
-    OperationIntent,
-    RejectionType,
-    SpatialPredicate,
-    SpatialTopology,
-    SpatiotemporalScope,
-)
-from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
-from agents.reviewer import Review, ReviewDecision
-from agents.sql import SqlDraft, SqlStatement, outer_limit, output_columns, tables_read
-from geoask.answers import AnswerType
+from geoask.answers import AnswerRefusal, AnswerType, FinalAnswer
 from geoask.bench.model import (
     AnswerType as CaseAnswerType,
 )
@@ -91,9 +76,27 @@ from geoask.bench.model import (
 )
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.projection import ProjectionError, project_answer
+from geoask.drafts import ComputeScript, SqlDraft, SqlStatement
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
+from geoask.plan import (
+    Distance,
+    ExecutionConstraints,
+    Intent,
+    IntentRejection,
+    OperationIntent,
+    Plan,
+    PlanStep,
+    RejectionType,
+    Review,
+    ReviewDecision,
+    SpatialPredicate,
+    SpatialTopology,
+    SpatiotemporalScope,
+    StepKind,
+)
 from geoask.scripted import count_tokens, latest_user_prompt, output_tool_call, request_text
 from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS
+from geoask.sql.shape import outer_limit, output_columns, tables_read
 
 REFERENCE: Final = "reference"
 REFERENCE_FAULTY: Final = "reference-faulty"

@@ -53,7 +53,7 @@ def test_pending_runs_skip_saved_results(tmp_path):
 
 
 def test_report_scores_every_saved_run(prefect_harness, tmp_path):
-    from agents.answer import FinalAnswer
+    from geoask.answers import FinalAnswer
     from tasks.benchmark import CaseRun, report_benchmark, save_run
 
     case = CASES["airports-001"]
