@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_ai import RunContext
 from pydantic_ai.capabilities import PrepareOutputTools
 from pydantic_ai.tools import ToolDefinition
 
@@ -97,7 +98,8 @@ def drop_null_branches(schema: Any) -> Any:
     return {key: drop_null_branches(value) for key, value in schema.items()}
 
 
-def compact_output_tools(ctx: Any, tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
+def compact_output_tools(ctx: RunContext[Any],
+                         tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
     """The agents' output tools with compact JSON schemas.
 
     ``$defs`` inlined (:func:`inline_defs`), null branches of optional fields dropped

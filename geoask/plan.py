@@ -27,6 +27,12 @@ from geoask.answers import AnswerType
 from geoask.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA, BareEnumSchema
 from geoask.sql.context import SpatialPolicy
 
+DistanceUnit = Literal["m", "km", "mi", "ft", "nmi"]
+SpatialGranularity = Literal["state", "county", "grid_cell", "point", "line", "country", "none"]
+OperationCategory = Literal["attribute_filter_rank", "grouped_aggregation", "temporal_comparison",
+                            "spatial_geometry", "statistics"]
+TemporalComparison = Literal["none", "period_vs_period", "vs_baseline", "trend"]
+
 # --- intent --------------------------------------------------------------------------------
 
 
@@ -78,7 +84,7 @@ class Distance(BaseModel):
     model_config = NESTED_SCHEMA
 
     value: float = Field(gt=0)
-    unit: Literal["m", "km", "mi", "ft", "nmi"]
+    unit: DistanceUnit
 
     @property
     def metres(self) -> float:
@@ -159,12 +165,9 @@ class ExecutionConstraints(BaseModel):
     computation_needed: bool
     geometry_needed: bool
     input_mode: Literal["single", "multiple"]
-    spatial_granularity: Literal[
-        "state", "county", "grid_cell", "point", "line", "country", "none"]
-    operation_category: Literal[
-        "attribute_filter_rank", "grouped_aggregation", "temporal_comparison",
-        "spatial_geometry", "statistics"]
-    temporal_comparison: Literal["none", "period_vs_period", "vs_baseline", "trend"] = "none"
+    spatial_granularity: SpatialGranularity
+    operation_category: OperationCategory
+    temporal_comparison: TemporalComparison = "none"
 
 
 class PlanStep(BaseModel):

@@ -21,6 +21,7 @@ from geoask.errors import ConfigurationError
 from geoask.plan import (
     ExecutionConstraints,
     Intent,
+    OperationCategory,
     OperationIntent,
     Plan,
     PlanAllowance,
@@ -97,7 +98,7 @@ def plan_allowance(variant: Variant) -> PlanAllowance:
                          policy=config.policy)
 
 
-_CATEGORY_BY_OPERATION: dict[OperationIntent, str] = {
+_CATEGORY_BY_OPERATION: dict[OperationIntent, OperationCategory] = {
     OperationIntent.AGGREGATE: "grouped_aggregation",
     OperationIntent.COUNT: "grouped_aggregation",
     OperationIntent.COMPARE_PERIODS: "temporal_comparison",
@@ -129,7 +130,7 @@ def single_sql_plan(question: str, intent: Intent) -> Plan:
         geometry_needed=False,
         input_mode="single",
         spatial_granularity="none",  # no planner to name the unit of analysis
-        operation_category=category,  # type: ignore[arg-type]
+        operation_category=category,
     )
     step = PlanStep(
         id="sql-1",

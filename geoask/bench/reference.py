@@ -80,19 +80,23 @@ from geoask.drafts import ComputeScript, SqlDraft, SqlStatement
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
 from geoask.plan import (
     Distance,
+    DistanceUnit,
     ExecutionConstraints,
     Intent,
     IntentRejection,
+    OperationCategory,
     OperationIntent,
     Plan,
     PlanStep,
     RejectionType,
     Review,
     ReviewDecision,
+    SpatialGranularity,
     SpatialPredicate,
     SpatialTopology,
     SpatiotemporalScope,
     StepKind,
+    TemporalComparison,
 )
 from geoask.scripted import count_tokens, latest_user_prompt, output_tool_call, request_text
 from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS
@@ -118,17 +122,24 @@ _YEAR = re.compile(r"\b(1[89][0-9]{2}|20[0-9]{2})\b")
 _DISTANCE = re.compile(
     r"\bwithin\s+(\d+(?:\.\d+)?)\s*(km|kilometres|kilometers|mi|miles|m|metres|meters)\b",
     re.IGNORECASE)
-_UNITS = {"km": "km", "kilometres": "km", "kilometers": "km", "mi": "mi", "miles": "mi",
-          "m": "m", "metres": "m", "meters": "m"}
-_GRANULARITY = {
+_UNITS: dict[str, DistanceUnit] = {
+    "km": "km", "kilometres": "km", "kilometers": "km", "mi": "mi", "miles": "mi",
+    "m": "m", "metres": "m", "meters": "m",
+}
+_GRANULARITY: dict[Scenario, SpatialGranularity] = {
     Scenario.STATES_INCOME: "state", Scenario.COUNTIES_CENSUS: "county",
     Scenario.AIRPORTS: "point", Scenario.CLIMATE_NC: "grid_cell",
     Scenario.NEW_HAVEN: "point", Scenario.WORLD: "country",
 }
-_CATEGORY = {
+_CATEGORY: dict[Category, OperationCategory] = {
     Category.ATTRIBUTE: "attribute_filter_rank", Category.AGGREGATION: "grouped_aggregation",
     Category.TEMPORAL: "temporal_comparison", Category.SPATIAL: "spatial_geometry",
     Category.STATISTICS: "statistics",
+}
+
+_TEMPORAL_COMPARISON: dict[OperationIntent, TemporalComparison] = {
+    OperationIntent.COMPARE_PERIODS: "period_vs_period",
+    OperationIntent.COMPARE_BASELINE: "vs_baseline",
 }
 
 
@@ -325,7 +336,7 @@ def case_topology(case: BenchmarkCase) -> SpatialTopology:
     match = _DISTANCE.search(case.question)
     if match is None or not _scripts_project(consolidated_steps(case)):
         return SpatialTopology()
-    distance = Distance(value=float(match.group(1)), unit=_UNITS[match.group(2).lower()])  # type: ignore[arg-type]
+    distance = Distance(value=float(match.group(1)), unit=_UNITS[match.group(2).lower()])
     return SpatialTopology(predicate=SpatialPredicate.WITHIN_DISTANCE, distance=distance,
                            reference="the features named in the question")
 
@@ -364,23 +375,22 @@ def case_plan(case: BenchmarkCase, replanned: bool = False,
     has_python = any(step.kind is StepKind.PYTHON for step in steps)
     sql_steps = [step for step in steps if step.kind is StepKind.SQL]
     geometry = has_python and all(_geometry_selected(step.statements) for step in sql_steps)
-    category = _CATEGORY[case.category]
+    category: OperationCategory = _CATEGORY[case.category]
     if category == "spatial_geometry" and has_python and not geometry:
         # Deliberate: the reference program computes from attributes (e.g. lon/lat), which
         # the planner rule spatial_computation_needs_geometry does not allow; see report.
         category = "statistics"
     operation = case_operation(case)
-    temporal = {OperationIntent.COMPARE_PERIODS: "period_vs_period",
-                OperationIntent.COMPARE_BASELINE: "vs_baseline"}.get(operation, "none")
+    temporal: TemporalComparison = _TEMPORAL_COMPARISON.get(operation, "none")
     if case.category is Category.TEMPORAL and temporal == "none":
         temporal = "period_vs_period" if len(case_years(case.question)) >= 2 else "vs_baseline"
     inputs_read = sum(len(step.statements) for step in sql_steps)
     constraints = ExecutionConstraints(
         computation_needed=has_python, geometry_needed=geometry,
         input_mode="multiple" if has_python and inputs_read > 1 else "single",
-        spatial_granularity=_GRANULARITY[case.scenario],  # type: ignore[arg-type]
-        operation_category=category,  # type: ignore[arg-type]
-        temporal_comparison=temporal,  # type: ignore[arg-type]
+        spatial_granularity=_GRANULARITY[case.scenario],
+        operation_category=category,
+        temporal_comparison=temporal,
     )
     top_k = case_top_k(case)
     suffix = " (new plan after a failed one)" if replanned else ""
