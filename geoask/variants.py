@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from geoask.answers import AnswerType
 from geoask.errors import ConfigurationError
@@ -55,7 +56,7 @@ class VariantConfig:
 
     policy: SpatialPolicy
     use_planner: bool
-    python_steps: str
+    python_steps: Literal["yes", "no", "on_request"]
 
 
 VARIANTS: dict[Variant, VariantConfig] = {
