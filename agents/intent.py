@@ -57,6 +57,7 @@ _YEAR_RANGE = range(1800, 2101)
 def topk_has_k(intent: Intent) -> str | None:
     """A Top-K operation states K, and K is only stated for a Top-K operation.
 
+    >>> from geoask.plan import SpatialTopology, SpatiotemporalScope
     >>> topk_has_k(Intent(target="t", scope=SpatiotemporalScope(), topology=SpatialTopology(),
     ...                   operation=OperationIntent.RANK_TOP_K)) is not None
     True
