@@ -1,9 +1,7 @@
-"""Compact output-tool JSON schemas: what every agent's output models share.
+"""Compact output tools and prompt JSON: what every agent shares.
 
-The JSON schema of an output model is sent to the model with every request, so it carries only
-what the model needs: field names, types, constraints and terse descriptions. Model titles
-(the tool name already says the type) and enum titles/docstrings (the values say it all) are
-left out; validation is unchanged (pydantic validates against the models, not this text).
+The output models carry compact schemas (:mod:`geoask.compact_schema`); here their output
+tools get ``$defs`` inlined and null branches dropped, and prompts render models compactly.
 """
 
 from __future__ import annotations
@@ -12,47 +10,10 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler
-from pydantic.json_schema import JsonSchemaValue
+from pydantic import BaseModel
+from pydantic_ai import RunContext
 from pydantic_ai.capabilities import PrepareOutputTools
 from pydantic_ai.tools import ToolDefinition
-from pydantic_core import CoreSchema
-
-
-def _compact(schema: dict[str, Any]) -> None:
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        if "default" in prop and prop["default"] is None:  # optional already says it
-            del prop["default"]
-
-
-def _compact_nested(schema: dict[str, Any]) -> None:
-    _compact(schema)
-    schema.pop("description", None)
-
-
-COMPACT_SCHEMA = ConfigDict(json_schema_extra=_compact)
-"""``model_config`` of an output model: no ``title``, no ``"default": null``."""
-
-NESTED_SCHEMA = ConfigDict(json_schema_extra=_compact_nested)
-"""``model_config`` of a model nested in an output: also no docstring (the instructions say it)."""
-
-
-class BareEnumSchema:
-    """Enum mixin: its JSON schema is just its type and values (no title, no docstring).
-
-    ``class Kind(BareEnumSchema, StrEnum): ...``; the values already say what they mean and
-    the instructions say the rest.
-    """
-
-    @classmethod
-    def __get_pydantic_json_schema__(
-        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        schema = handler.resolve_ref_schema(handler(core_schema))
-        schema.pop("title", None)
-        schema.pop("description", None)
-        return schema
 
 
 def compact_json(model: BaseModel) -> str:
@@ -137,7 +98,8 @@ def drop_null_branches(schema: Any) -> Any:
     return {key: drop_null_branches(value) for key, value in schema.items()}
 
 
-def compact_output_tools(ctx: Any, tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
+def compact_output_tools(ctx: RunContext[Any],
+                         tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
     """The agents' output tools with compact JSON schemas.
 
     ``$defs`` inlined (:func:`inline_defs`), null branches of optional fields dropped

@@ -8,40 +8,25 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
 
-from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import PrepareOutputTools
 from pydantic_ai.tools import ToolDefinition
 
 from agents._checks import raise_for_errors
-from agents._schema import COMPACT_SCHEMA, compact_output_tools
-from geoask.answers import PAYLOAD_SCHEMAS, AnswerType, contract_text, payload_errors
+from agents._schema import compact_output_tools
+from geoask.answers import (
+    PAYLOAD_SCHEMAS,
+    AnswerOutput,
+    AnswerRefusal,
+    AnswerType,
+    FinalAnswer,
+    contract_text,
+    payload_errors,
+)
 from geoask.evidence import unsupported_numbers
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
-
-
-class FinalAnswer(BaseModel):
-    """The typed final answer."""
-
-    model_config = COMPACT_SCHEMA
-
-    answer_type: AnswerType
-    data_payload: Any = Field(description="Valid under the payload JSON Schema.")
-    summary: str
-
-
-class AnswerRefusal(BaseModel):
-    """No answer can be given from the evidence."""
-
-    model_config = COMPACT_SCHEMA
-
-    reason: str
-
-
-AnswerOutput = FinalAnswer | AnswerRefusal
 
 
 @dataclass(frozen=True)

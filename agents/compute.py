@@ -2,7 +2,8 @@
 
 The script reads the step's input artifacts from ``/input/<name>.geojson|json``, may write
 files to ``/scratch``, and prints as its last line one JSON object
-``{"status": "success"|"error", "summary": str, "result": object|array}``.
+``{"status": "success"|"error", "summary": str, "result": object|array}``. The script models
+are in :mod:`geoask.drafts`.
 """
 
 from __future__ import annotations
@@ -14,38 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
-from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, compact_json
-from agents.intent import Intent, OperationIntent
-from agents.planner import ExecutionConstraints, PlanStep
+from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
+from geoask.drafts import ComputeOutput, ComputeRefusal, ComputeScript
+from geoask.plan import ExecutionConstraints, Intent, OperationIntent, PlanStep
 from sandbox.protocol import PROTOCOL_EXAMPLE
 from sandbox.runtime import AVAILABLE_IMPORTS
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
-
-
-class ComputeScript(BaseModel):
-    """The script for the step."""
-
-    model_config = COMPACT_SCHEMA
-
-    script: str = Field(description="Complete Python source.")
-    method: str = Field(description="One sentence, naming the CRS (e.g. 'UTM 17N, EPSG:32617').")
-
-
-class ComputeRefusal(BaseModel):
-    """The step cannot be computed from its inputs (name any missing fields)."""
-
-    model_config = COMPACT_SCHEMA
-
-    reason: str
-    missing_fields: list[str] = Field(default_factory=list)
-
-
-ComputeOutput = ComputeScript | ComputeRefusal
 
 
 @dataclass(frozen=True)

@@ -1,141 +1,20 @@
 """The intent agent: parses a question into the intent tuple, or politely refuses it.
 
-Intent tuple (after CGD-QCSF): execution control (in scope / rejection type), spatiotemporal
-scope (places, years, months), analysis target, spatial topology (predicate, distance with unit),
-operation intent, and geographic-hierarchy completion (a place resolved to the levels the
-database has, e.g. a city to its county and state).
+The intent tuple and its models are in :mod:`geoask.plan`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Literal
 
-from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
-from agents._schema import (
-    COMPACT_OUTPUT_TOOLS,
-    COMPACT_SCHEMA,
-    NESTED_SCHEMA,
-    BareEnumSchema,
-)
+from agents._schema import COMPACT_OUTPUT_TOOLS
+from geoask.plan import Intent, IntentOutput, IntentRejection, OperationIntent, SpatialPredicate
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
-
-
-class RejectionType(BareEnumSchema, StrEnum):
-    """Why a question is not answered."""
-
-    CHIT_CHAT = "chit_chat"
-    UNSAFE = "unsafe"
-    NOT_ANSWERABLE = "not_answerable"
-
-
-class SpatialPredicate(BareEnumSchema, StrEnum):
-    """The spatial relation a question asks about."""
-
-    NONE = "none"
-    INTERSECTS = "intersects"
-    WITHIN = "within"
-    CONTAINS = "contains"
-    TOUCHES = "touches"
-    DISJOINT = "disjoint"
-    WITHIN_DISTANCE = "within_distance"
-    BEYOND_DISTANCE = "beyond_distance"
-    NEAREST = "nearest"
-
-
-class OperationIntent(BareEnumSchema, StrEnum):
-    """What the question wants done with the data."""
-
-    LOOKUP = "lookup"
-    FILTER = "filter"
-    COUNT = "count"
-    RANK_TOP_K = "rank_top_k"
-    AGGREGATE = "aggregate"
-    COMPARE_PERIODS = "compare_periods"
-    COMPARE_BASELINE = "compare_baseline"
-    MEASURE = "measure"
-    TOPOLOGY = "topology"
-    STATISTICS = "statistics"
-    REGRESSION = "regression"
-    CLUSTERING = "clustering"
-
-
-_METRES_PER_UNIT = {"m": 1.0, "km": 1000.0, "mi": 1609.344, "ft": 0.3048, "nmi": 1852.0}
-
-
-class Distance(BaseModel):
-    """A distance as stated in the question."""
-
-    model_config = NESTED_SCHEMA
-
-    value: float = Field(gt=0)
-    unit: Literal["m", "km", "mi", "ft", "nmi"]
-
-    @property
-    def metres(self) -> float:
-        """The distance in metres."""
-        return self.value * _METRES_PER_UNIT[self.unit]
-
-
-class PlaceResolution(BaseModel):
-    """A place named in the question, resolved to a level the database holds."""
-
-    model_config = NESTED_SCHEMA
-
-    mentioned: str = Field(description="As written.")
-    level: Literal["point", "city", "county", "state", "country", "region", "grid_cell", "other"]
-    resolved_to: str | None = None
-
-
-class SpatiotemporalScope(BaseModel):
-    """Where and when the question is about."""
-
-    model_config = NESTED_SCHEMA
-
-    places: list[PlaceResolution] = Field(default_factory=list)
-    years: list[int] = Field(default_factory=list)
-    months: list[int] = Field(default_factory=list)
-
-
-class SpatialTopology(BaseModel):
-    """The spatial relation, with its distance when there is one."""
-
-    model_config = NESTED_SCHEMA
-
-    predicate: SpatialPredicate = SpatialPredicate.NONE
-    distance: Distance | None = None
-    reference: str | None = Field(default=None, description="Measured from.")
-
-
-class Intent(BaseModel):
-    """An in-scope question, parsed."""
-
-    model_config = COMPACT_SCHEMA
-
-    target: str
-    scope: SpatiotemporalScope
-    topology: SpatialTopology
-    operation: OperationIntent
-    top_k: int | None = Field(default=None, ge=1)
-    temporal_granularity: Literal["static", "annual", "decadal", "monthly", "daily"] | None = None
-
-
-class IntentRejection(BaseModel):
-    """A question geoask does not answer, with a polite reply."""
-
-    model_config = COMPACT_SCHEMA
-
-    rejection_type: RejectionType
-    message: str
-
-
-IntentOutput = Intent | IntentRejection
 
 
 @dataclass(frozen=True)
@@ -178,6 +57,7 @@ _YEAR_RANGE = range(1800, 2101)
 def topk_has_k(intent: Intent) -> str | None:
     """A Top-K operation states K, and K is only stated for a Top-K operation.
 
+    >>> from geoask.plan import SpatialTopology, SpatiotemporalScope
     >>> topk_has_k(Intent(target="t", scope=SpatiotemporalScope(), topology=SpatialTopology(),
     ...                   operation=OperationIntent.RANK_TOP_K)) is not None
     True

@@ -2,101 +2,31 @@
 
 Consolidation (after CGD-QCSF): adjacent SQL extractions form one SQL step (which may emit
 several statements), a chain of Python computations forms one script, so a plan alternates
-SQL and Python steps and always starts with SQL.
+SQL and Python steps and always starts with SQL. The plan models are in :mod:`geoask.plan`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
-from agents._schema import (
-    COMPACT_OUTPUT_TOOLS,
-    COMPACT_SCHEMA,
-    NESTED_SCHEMA,
-    BareEnumSchema,
-    compact_json,
-)
-from agents.intent import Intent, OperationIntent
+from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
 from geoask.answers import AnswerType
+from geoask.plan import (
+    Intent,
+    OperationIntent,
+    Plan,
+    PlanAllowance,
+    PlanOutput,
+    PlanRefusal,
+    StepKind,
+)
+from geoask.sql.context import SpatialPolicy
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
-
-
-class StepKind(BareEnumSchema, StrEnum):
-    """Where a step runs."""
-
-    SQL = "sql"
-    PYTHON = "python"
-
-
-class ExecutionConstraints(BaseModel):
-    """Explicit execution constraints handed to the SQL and compute agents."""
-
-    model_config = NESTED_SCHEMA
-
-    computation_needed: bool
-    geometry_needed: bool
-    input_mode: Literal["single", "multiple"]
-    spatial_granularity: Literal[
-        "state", "county", "grid_cell", "point", "line", "country", "none"]
-    operation_category: Literal[
-        "attribute_filter_rank", "grouped_aggregation", "temporal_comparison",
-        "spatial_geometry", "statistics"]
-    temporal_comparison: Literal["none", "period_vs_period", "vs_baseline", "trend"] = "none"
-
-
-class PlanStep(BaseModel):
-    """One step of the plan."""
-
-    model_config = NESTED_SCHEMA
-
-    id: str = Field(pattern=r"^(sql|python)-\d+$")  # numbering: ids_numbered_in_order
-    objective: str
-    tables: list[str] = Field(default_factory=list)
-    inputs: list[str] = Field(default_factory=list)
-    expected_output: str
-    success_criteria: str | None = None
-    top_k: int | None = Field(default=None, ge=1)
-
-    @property
-    def kind(self) -> StepKind:
-        """Where the step runs, as its id says: ``sql-1`` -> sql, ``python-2`` -> python."""
-        return StepKind(self.id.partition("-")[0])
-
-    @field_validator("tables")
-    @classmethod
-    def _unqualified(cls, tables: list[str]) -> list[str]:
-        """Table names without a schema prefix ('demo.airports' -> 'airports')."""
-        return [name.strip().rpartition(".")[2] for name in tables]
-
-
-class Plan(BaseModel):
-    """An ordered plan for one question."""
-
-    model_config = COMPACT_SCHEMA
-
-    steps: list[PlanStep] = Field(min_length=1)
-    constraints: ExecutionConstraints
-    answer_type: AnswerType
-    answer_fields: list[str] = Field(default_factory=list)
-
-
-class PlanRefusal(BaseModel):
-    """The question cannot be planned against this schema."""
-
-    model_config = COMPACT_SCHEMA
-
-    reason: str
-
-
-PlanOutput = Plan | PlanRefusal
 
 
 @dataclass(frozen=True)
@@ -104,14 +34,15 @@ class PlannerDeps:
     """What the planner sees.
 
     The question, its intent, the pre-filtered schema (``schema_text``: its outline,
-    ``tables``: its table names), the variant and, on a replan, why the earlier plans failed.
+    ``tables``: its table names), what the variant allows a plan and, on a replan, why the
+    earlier plans failed.
     """
 
     question: str
     intent: Intent
     schema_text: str
     tables: list[str]
-    variant: str
+    allowance: PlanAllowance
     previous_failures: list[str] = field(default_factory=list)
 
 
@@ -141,31 +72,64 @@ If earlier plans failed (listed), avoid their failures. PlanRefusal only if the 
 answer the question.
 """
 
-# The planning rule of each variant, sent with the variant (geoask.variants).
-VARIANT_RULES = {
-    "FULL": "keep spatial computation out of SQL: select geometry, compute in Python",
-    "POSTGIS": "PostGIS functions may be used in SQL",
-    "NO_STCA": "no python steps",
-    "BASE": "no python steps",
+# The planning rule told with the variant: no Python steps, else the spatial policy's rule.
+NO_PYTHON_RULE = "no python steps"
+POLICY_RULES: dict[SpatialPolicy, str] = {
+    SpatialPolicy.SEPARATED: "keep spatial computation out of SQL: select geometry, compute in "
+                             "Python",
+    SpatialPolicy.POSTGIS: "PostGIS functions may be used in SQL",
 }
 
 
+def variant_rule(allowance: PlanAllowance) -> str:
+    """The planning rule of what the variant allows, as the prompt states it.
 
-# --- checks (pure; one rule each) ----------------------------------------------------------
-# Ids unique, first step SQL, kind matching id, inputs naming earlier steps and the variant's
-# Python rule are checked by geoask.variants.plan_violations (shared with the flow).
-
-
-def ids_numbered_in_order(plan: Plan) -> str | None:
-    """Steps of each kind are numbered 1, 2, ... in plan order.
-
-    >>> c = ExecutionConstraints(computation_needed=False, geometry_needed=False,
-    ...     input_mode="single", spatial_granularity="state",
-    ...     operation_category="attribute_filter_rank")
-    >>> s = PlanStep(id="sql-2", objective="o", expected_output="e")
-    >>> ids_numbered_in_order(Plan(steps=[s], constraints=c, answer_type="scalar"))
-    'step ids must be numbered in order per kind: expected sql-1, got sql-2'
+    >>> variant_rule(PlanAllowance("NO_STCA", python_steps=False, policy=SpatialPolicy.POSTGIS))
+    'no python steps'
     """
+    return POLICY_RULES[allowance.policy] if allowance.python_steps else NO_PYTHON_RULE
+
+
+# --- checks (pure; one rule each, all in PLAN_RULES) ---------------------------------------
+
+
+def first_step_is_sql(plan: Plan, deps: PlannerDeps) -> str | None:
+    """The first step is an SQL step (a Python step reads files earlier SQL steps exported)."""
+    first = plan.steps[0]
+    if first.kind is StepKind.SQL:
+        return None
+    return f"the first step must be an SQL step, not {first.id}"
+
+
+def ids_unique(plan: Plan, deps: PlannerDeps) -> str | None:
+    """No two steps have the same id."""
+    ids = [step.id for step in plan.steps]
+    twice = list(dict.fromkeys(i for n, i in enumerate(ids) if i in ids[:n]))
+    return "; ".join(f"step id {i} is used twice" for i in twice) or None
+
+
+def inputs_name_earlier_steps(plan: Plan, deps: PlannerDeps) -> str | None:
+    """A step's inputs are ids of steps before it."""
+    problems = []
+    for n, step in enumerate(plan.steps):
+        earlier = {before.id for before in plan.steps[:n]}
+        unknown = [name for name in step.inputs if name not in earlier]
+        if unknown:
+            problems.append(f"step {step.id} reads {', '.join(unknown)}, not an earlier step")
+    return "; ".join(problems) or None
+
+
+def python_steps_allowed(plan: Plan, deps: PlannerDeps) -> str | None:
+    """Python steps only where the variant allows them."""
+    if deps.allowance.python_steps:
+        return None
+    return "; ".join(
+        f"variant {deps.allowance.label} has no Python steps; do {step.id} in SQL instead"
+        for step in plan.steps if step.kind is StepKind.PYTHON) or None
+
+
+def ids_numbered_in_order(plan: Plan, deps: PlannerDeps) -> str | None:
+    """Steps of each kind are numbered 1, 2, ... in plan order (a lone ``sql-2`` breaks it)."""
     counters = {kind: 0 for kind in StepKind}
     for step in plan.steps:
         counters[step.kind] += 1
@@ -176,7 +140,7 @@ def ids_numbered_in_order(plan: Plan) -> str | None:
     return None
 
 
-def kinds_alternate(plan: Plan) -> str | None:
+def kinds_alternate(plan: Plan, deps: PlannerDeps) -> str | None:
     """After consolidation no two adjacent steps have the same kind."""
     for before, after in zip(plan.steps, plan.steps[1:], strict=False):
         if before.kind is after.kind:
@@ -185,21 +149,21 @@ def kinds_alternate(plan: Plan) -> str | None:
     return None
 
 
-def sql_steps_read_nothing(plan: Plan) -> str | None:
+def sql_steps_read_nothing(plan: Plan, deps: PlannerDeps) -> str | None:
     """An SQL step queries the database and reads no earlier step's files."""
     readers = [step.id for step in plan.steps if step.kind is StepKind.SQL and step.inputs]
     return (f"SQL steps cannot read earlier results, clear inputs of {', '.join(readers)}"
             if readers else None)
 
 
-def python_steps_have_inputs(plan: Plan) -> str | None:
+def python_steps_have_inputs(plan: Plan, deps: PlannerDeps) -> str | None:
     """A Python step names the earlier step(s) whose exported files it reads."""
     orphans = [step.id for step in plan.steps if step.kind is StepKind.PYTHON and not step.inputs]
     return (f"Python steps must list the SQL steps they read in inputs: {', '.join(orphans)}"
             if orphans else None)
 
 
-def computation_flag_matches_steps(plan: Plan) -> str | None:
+def computation_flag_matches_steps(plan: Plan, deps: PlannerDeps) -> str | None:
     """constraints.computation_needed is true exactly when the plan has a Python step."""
     has_python = any(step.kind is StepKind.PYTHON for step in plan.steps)
     if plan.constraints.computation_needed != has_python:
@@ -208,7 +172,7 @@ def computation_flag_matches_steps(plan: Plan) -> str | None:
     return None
 
 
-def spatial_computation_needs_geometry(plan: Plan) -> str | None:
+def spatial_computation_needs_geometry(plan: Plan, deps: PlannerDeps) -> str | None:
     """A spatial-geometry computation in Python needs geometries exported by SQL."""
     constraints = plan.constraints
     if (constraints.computation_needed and constraints.operation_category == "spatial_geometry"
@@ -217,7 +181,7 @@ def spatial_computation_needs_geometry(plan: Plan) -> str | None:
     return None
 
 
-def multiple_inputs_declared(plan: Plan) -> str | None:
+def multiple_inputs_declared(plan: Plan, deps: PlannerDeps) -> str | None:
     """input_mode is 'multiple' when a Python step reads more than one step."""
     if plan.constraints.input_mode == "single" and any(
             len(step.inputs) > 1 for step in plan.steps if step.kind is StepKind.PYTHON):
@@ -225,45 +189,51 @@ def multiple_inputs_declared(plan: Plan) -> str | None:
     return None
 
 
-def topk_on_last_step(plan: Plan, intent: Intent) -> str | None:
+def topk_on_last_step(plan: Plan, deps: PlannerDeps) -> str | None:
     """A Top-K question's last step sets top_k to the K of the question."""
-    if intent.top_k is None:
+    k = deps.intent.top_k
+    if k is None:
         return None
     last = plan.steps[-1]
-    if last.top_k != intent.top_k:
-        return (f"the question asks for the top {intent.top_k}: set top_k={intent.top_k} on the "
+    if last.top_k != k:
+        return (f"the question asks for the top {k}: set top_k={k} on the "
                 f"last step {last.id} (it has {last.top_k})")
     return None
 
 
-def topk_answers_ranked_list(plan: Plan, intent: Intent) -> str | None:
+def topk_answers_ranked_list(plan: Plan, deps: PlannerDeps) -> str | None:
     """A Top-K question is answered with a ranked_list."""
-    if intent.top_k is not None and plan.answer_type != AnswerType.RANKED_LIST:
+    if deps.intent.top_k is not None and plan.answer_type != AnswerType.RANKED_LIST:
         return f"a Top-K question needs answer_type ranked_list, not {plan.answer_type.value}"
     return None
 
 
-def comparison_mode_set(plan: Plan, intent: Intent) -> str | None:
+def comparison_mode_set(plan: Plan, deps: PlannerDeps) -> str | None:
     """A period or baseline comparison sets temporal_comparison accordingly."""
+    operation = deps.intent.operation
     expected = {
         OperationIntent.COMPARE_PERIODS: "period_vs_period",
         OperationIntent.COMPARE_BASELINE: "vs_baseline",
-    }.get(intent.operation)
+    }.get(operation)
     if expected is not None and plan.constraints.temporal_comparison == "none":
-        return f"operation {intent.operation.value} needs temporal_comparison={expected}"
+        return f"operation {operation.value} needs temporal_comparison={expected}"
     return None
 
 
-def tables_in_schema(plan: Plan, tables: list[str]) -> str | None:
+def tables_in_schema(plan: Plan, deps: PlannerDeps) -> str | None:
     """Steps name only tables of the schema subset the planner was shown."""
-    unknown = sorted({name for step in plan.steps for name in step.tables} - set(tables))
+    unknown = sorted({name for step in plan.steps for name in step.tables} - set(deps.tables))
     if unknown:
         return (f"unknown tables {', '.join(unknown)}; steps may read only "
-                f"{', '.join(tables)}")
+                f"{', '.join(deps.tables)}")
     return None
 
 
-PLAN_RULES: tuple[Callable[[Plan], str | None], ...] = (
+PLAN_RULES: tuple[Callable[[Plan, PlannerDeps], str | None], ...] = (
+    first_step_is_sql,
+    ids_unique,
+    inputs_name_earlier_steps,
+    python_steps_allowed,
     ids_numbered_in_order,
     kinds_alternate,
     sql_steps_read_nothing,
@@ -271,33 +241,23 @@ PLAN_RULES: tuple[Callable[[Plan], str | None], ...] = (
     computation_flag_matches_steps,
     spatial_computation_needs_geometry,
     multiple_inputs_declared,
-)
-PLAN_INTENT_RULES: tuple[Callable[[Plan, Intent], str | None], ...] = (
     topk_on_last_step,
     topk_answers_ranked_list,
     comparison_mode_set,
+    tables_in_schema,
 )
+"""Every rule a plan must keep, in the order their messages are reported."""
 
 
 def plan_errors(output: PlanOutput, deps: PlannerDeps) -> list[str]:
-    """Every rule the planner's ``output`` breaks for ``deps`` (empty when acceptable).
+    """Every rule of :data:`PLAN_RULES` the planner's ``output`` breaks for ``deps``.
 
-    Raises:
-        ConfigurationError: ``deps.variant`` is not a known variant.
-
+    Empty when the plan (or the refusal, which needs a reason) is acceptable.
     """
     if isinstance(output, PlanRefusal):
         return [] if output.reason.strip() else ["a refusal needs a reason"]
-    # Imported here: geoask.variants imports this module.
-    from geoask.variants import parse_variant, plan_violations
-
-    errors = plan_violations(output, parse_variant(deps.variant))
-    errors += [error for rule in PLAN_RULES if (error := rule(output)) is not None]
-    errors += [error for rule in PLAN_INTENT_RULES
-               if (error := rule(output, deps.intent)) is not None]
-    if (error := tables_in_schema(output, deps.tables)) is not None:
-        errors.append(error)
-    return list(dict.fromkeys(errors))
+    return list(dict.fromkeys(
+        error for rule in PLAN_RULES if (error := rule(output, deps)) is not None))
 
 
 # --- agent ---------------------------------------------------------------------------------
@@ -324,8 +284,7 @@ def prompt(deps: PlannerDeps) -> str:
     """The user message of the planner: question, intent, schema subset, variant, failures."""
     parts = [
         f"Question: {deps.question}",
-        f"Variant: {deps.variant}" + (f" ({rule})" if (rule := VARIANT_RULES.get(
-            deps.variant)) else ""),
+        f"Variant: {deps.allowance.label} ({variant_rule(deps.allowance)})",
         f"Intent (JSON): {compact_json(deps.intent)}",
         f"Schema outline:\n{deps.schema_text}",
     ]

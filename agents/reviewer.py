@@ -1,53 +1,23 @@
 """The reviewer agent: judges the evidence against the answer contract.
 
 It reads only the question, the answer contract, the evidence and a compact state summary,
-and decides: accept, revise (the last step), repair (an upstream step) or replan.
+and decides: accept, revise (the last step), repair (an upstream step) or replan. The review
+models are in :mod:`geoask.plan`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 
-from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
-from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, BareEnumSchema
+from agents._schema import COMPACT_OUTPUT_TOOLS
 from geoask.answers import AnswerType, contract_text
+from geoask.plan import Review, ReviewDecision, ReviewOutput, ReviewRefusal
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
-
-
-class ReviewDecision(BareEnumSchema, StrEnum):
-    """What the execution-state manager should do next."""
-
-    ACCEPT = "accept"
-    REVISE = "revise"
-    REPAIR = "repair"
-    REPLAN = "replan"
-
-
-class Review(BaseModel):
-    """The reviewer's verdict."""
-
-    model_config = COMPACT_SCHEMA
-
-    decision: ReviewDecision
-    reason: str
-    target_step: str | None = None
-
-
-class ReviewRefusal(BaseModel):
-    """The evidence cannot be judged (empty or unreadable)."""
-
-    model_config = COMPACT_SCHEMA
-
-    reason: str
-
-
-ReviewOutput = Review | ReviewRefusal
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The SQL agent: writes read-only SQL statements for one plan step.
 
 Every statement must pass the SQL guard (geoask.sql) under the variant's spatial policy; on a
-guard or database error the agent is called again with the classified error.
+guard or database error the agent is called again with the classified error. The draft models
+are in :mod:`geoask.drafts`.
 """
 
 from __future__ import annotations
@@ -9,51 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, Field
 from pydantic_ai import Agent, RunContext
-from sqlglot import exp
 
 from agents._checks import raise_for_errors
-from agents._schema import COMPACT_OUTPUT_TOOLS, COMPACT_SCHEMA, NESTED_SCHEMA, compact_json
-from agents.planner import ExecutionConstraints, PlanStep
+from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
 from geoask.catalog.spatial import names_vector_column
-from geoask.errors import QueryRejectedError
-from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
+from geoask.drafts import SqlDraft, SqlOutput, SqlRefusal
+from geoask.plan import ExecutionConstraints, PlanStep
+from geoask.sql.context import (
+    AnswerContract,
+    GuardContext,
+    SpatialPolicy,
+)
 from geoask.sql.guard import find_violation
-from geoask.sql.parsing import parse_query
-from geoask.sql.rules.query_only import query_root
+from geoask.sql.shape import outer_limit, output_columns
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
-
-
-class SqlStatement(BaseModel):
-    """One statement; its result is exported as the artifact ``<name>.geojson|json``."""
-
-    model_config = NESTED_SCHEMA
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Artifact file name.")
-    sql: str
-    purpose: str = Field(description="What the result holds, one sentence.")
-
-
-class SqlDraft(BaseModel):
-    """The statements for the step."""
-
-    model_config = COMPACT_SCHEMA
-
-    statements: list[SqlStatement] = Field(min_length=1, max_length=6)
-    needs_python: bool = False
-
-
-class SqlRefusal(BaseModel):
-    """The step cannot be done with the given schema."""
-
-    model_config = COMPACT_SCHEMA
-
-    reason: str
-
-
-SqlOutput = SqlDraft | SqlRefusal
 
 
 @dataclass(frozen=True)
@@ -136,56 +108,6 @@ def guard_violations(draft: SqlDraft, deps: SqlDeps) -> list[str]:
             errors.append(f"statement {statement.name}: rule {violation.rule}{where}: "
                           f"{violation.description}{fragment}")
     return errors
-
-
-def output_columns(sql: str) -> list[str] | None:
-    """Names of the outermost query's output columns; None if the SQL does not parse.
-
-    ``*`` stands for columns that cannot be known without the database.
-
-    >>> output_columns("SELECT name, pop AS population, t.* FROM demo.t")
-    ['name', 'population', '*']
-    """
-    try:
-        tree = query_root(parse_query(sql).tree)
-    except QueryRejectedError:
-        return None
-    return list(tree.named_selects) if isinstance(tree, exp.Query) else None
-
-
-def tables_read(sql: str) -> list[str] | None:
-    """Names of the tables ``sql`` reads, each once; None if it does not parse.
-
-    Common table expressions and set-returning functions are not tables.
-
-    >>> tables_read("WITH s AS (SELECT * FROM demo.us_states) SELECT * FROM s JOIN demo.airports a"
-    ...             " ON a.state_abbr = s.abbr, generate_series(1, 2)")
-    ['airports', 'us_states']
-    """
-    try:
-        tree = parse_query(sql).tree
-    except QueryRejectedError:
-        return None
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    names = (table.name for table in tree.find_all(exp.Table))
-    return list(dict.fromkeys(n for n in names if n and n not in ctes))
-
-
-def outer_limit(sql: str) -> int | None:
-    """The outermost query's literal LIMIT / FETCH FIRST count; None if absent or not literal.
-
-    >>> outer_limit("SELECT a FROM t ORDER BY a DESC LIMIT 5")
-    5
-    """
-    try:
-        limit = query_root(parse_query(sql).tree).args.get("limit")
-    except QueryRejectedError:
-        return None
-    count = limit.expression if isinstance(limit, exp.Limit) else (
-        limit.args.get("count") if isinstance(limit, exp.Fetch) else None)
-    if isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit():
-        return int(count.this)
-    return None
 
 
 def topk_limit_is_k(draft: SqlDraft, deps: SqlDeps) -> str | None:

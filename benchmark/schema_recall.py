@@ -19,11 +19,11 @@ import statistics
 import sys
 from pathlib import Path
 
-from agents.sql import tables_read
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.bench.reference.intent import case_intent
 from geoask.retrieval.service import open_retriever
 from geoask.scripted import count_tokens
+from geoask.sql.shape import tables_read
 from tasks.question import retrieval_intent
 
 ALTERNATIVES = {"nc_counties": {"us_counties"}, "us_counties": {"nc_counties"}}

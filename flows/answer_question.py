@@ -18,11 +18,10 @@ import psycopg
 from prefect import flow
 from pydantic import BaseModel, Field
 
-from agents.answer import AnswerRefusal, FinalAnswer
-from agents.intent import Intent, IntentRejection
-from agents.planner import Plan, PlanRefusal, StepKind
 from geoask.answer_map import publish_answer_map
+from geoask.answers import AnswerRefusal, FinalAnswer
 from geoask.errors import DatabaseError, GeoaskError
+from geoask.plan import Intent, IntentRejection, Plan, PlanRefusal, StepKind
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
 from geoask.run_report import publish_run, save_log
@@ -49,7 +48,7 @@ from geoask.state import (
     step_succeeded,
     with_plan,
 )
-from geoask.variants import parse_variant, plan_violations, single_sql_plan, with_python_step
+from geoask.variants import parse_variant, single_sql_plan, with_python_step
 from tasks.question import (
     StepResult,
     build_evidence,
@@ -181,12 +180,12 @@ def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
         output = make_plan(run, state.question, intent, subset, state.plan_failures)
     else:
         output = single_sql_plan(state.question, intent)
-    problem = (f"the planner refused: {output.reason}" if isinstance(output, PlanRefusal)
-               else "; ".join(plan_violations(output, run.variant)))
-    if problem:
+    if isinstance(output, PlanRefusal):
+        problem = f"the planner refused: {output.reason}"
         state = plan_rejected(state, problem)
         return apply_decision(state, decide_after_plan_problem(state, problem))
-    assert isinstance(output, Plan)
+    # A planned plan passed agents.planner.PLAN_RULES (the planner's output validator, under
+    # what the variant allows); the one-step plan of single_sql_plan keeps them by construction.
     return with_plan(state, output)
 
 

@@ -17,12 +17,16 @@ import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import fsspec
 import geopandas as gpd
 
 from geoask.settings import Settings
+
+if TYPE_CHECKING:
+    from geoask.run_artifacts import RunArtifacts
+    from geoask.state import ArtifactRef
 
 COUNTY_EXTENT_DEG: Final = 5.0
 UTM_EXTENT_DEG: Final = 12.0
@@ -88,9 +92,9 @@ def expanded(bounds: Bounds, fraction: float = 0.15, minimum_deg: float = 0.01) 
     return (west - pad_x, south - pad_y, east + pad_x, north + pad_y)
 
 
-def geojson_urls(artifacts: Sequence[Any]) -> list[tuple[str, str]]:
+def geojson_urls(artifacts: Sequence[ArtifactRef]) -> list[tuple[str, str]]:
     """``(name, url)`` of the GeoJSON files among a run's artifact references."""
-    return [(a.name, a.url) for a in artifacts if getattr(a, "format", "") == "geojson"]
+    return [(a.name, a.url) for a in artifacts if a.format == "geojson"]
 
 
 def read_layers(files: Sequence[tuple[str, str]]) -> dict[str, gpd.GeoDataFrame]:
@@ -192,7 +196,7 @@ def render_answer_map(layers: dict[str, gpd.GeoDataFrame], title: str,
     return buffer.getvalue()
 
 
-def publish_answer_map(store: Any, artifacts: Sequence[Any], title: str,
+def publish_answer_map(store: RunArtifacts, artifacts: Sequence[ArtifactRef], title: str,
                        settings: Settings) -> str | None:
     """Write ``map.png`` for a run's GeoJSON exports and show it as artifact ``answer-map``.
 

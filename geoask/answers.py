@@ -12,6 +12,9 @@ from enum import StrEnum
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from pydantic import BaseModel, Field
+
+from geoask.compact_schema import COMPACT_SCHEMA
 
 
 class AnswerType(StrEnum):
@@ -24,6 +27,27 @@ class AnswerType(StrEnum):
     OBJECT = "object"
     BBOX = "bbox"
     GEOMETRY = "geometry"
+
+
+class FinalAnswer(BaseModel):
+    """The typed final answer."""
+
+    model_config = COMPACT_SCHEMA
+
+    answer_type: AnswerType
+    data_payload: Any = Field(description="Valid under the payload JSON Schema.")
+    summary: str
+
+
+class AnswerRefusal(BaseModel):
+    """No answer can be given from the evidence."""
+
+    model_config = COMPACT_SCHEMA
+
+    reason: str
+
+
+AnswerOutput = FinalAnswer | AnswerRefusal
 
 
 _NUMBER_OR_NULL = {"type": ["number", "null"]}

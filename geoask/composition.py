@@ -8,12 +8,12 @@ setting such as ``GEOASK_SQL_MAX_RESULT_MIB`` reaches all of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from geoask.errors import ConfigurationError
-from geoask.llm import REFERENCE_MODEL, ROLES, model_for
+from geoask.llm import REFERENCE_MODEL, ROLES, ModelProvider, model_for
 from geoask.settings import Settings
 
 if TYPE_CHECKING:
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from geoask.sql.executor import PostgresSqlRunner
     from sandbox.bubblewrap import BubblewrapSandbox
 
-ModelProvider = Callable[[str], "Model"]
-"""Agent role (one of :data:`geoask.llm.ROLES`) -> the pydantic-ai model that plays it."""
 
 
 def model_provider(

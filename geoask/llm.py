@@ -38,6 +38,9 @@ from geoask.settings import Settings
 ROLES: Final = ("intent", "planner", "sql", "compute", "reviewer", "answer")
 OPENAI_COMPATIBLE_PREFIX: Final = "openai-compatible:"
 REFERENCE_MODEL: Final = "reference"
+
+ModelProvider = Callable[[str], Model]
+"""Agent role (one of :data:`ROLES`) -> the pydantic-ai model that plays it."""
 # Name recorded as provider_name of responses from GEOASK_OPENAI_BASE_URL.
 OPENAI_COMPATIBLE_PROVIDER_NAME: Final = "geoask-openai-compatible"
 
@@ -310,6 +313,7 @@ __all__ = [
     "OPENAI_COMPATIBLE_PREFIX",
     "REFERENCE_MODEL",
     "ROLES",
+    "ModelProvider",
     "TokenUsage",
     "is_transient_model_error",
     "model_call_error",

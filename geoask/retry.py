@@ -8,9 +8,14 @@ connections). Everything else fails at once and goes back to the caller or the s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
+
+if TYPE_CHECKING:
+    from prefect import Task
+    from prefect.client.schemas.objects import TaskRun
+    from prefect.states import State
 
 
 def is_transient(error: BaseException) -> bool:
@@ -35,7 +40,7 @@ def _is_transient_model_error(error: BaseException) -> bool:
     return is_transient_model_error(error)
 
 
-def retry_on_transient(task: Any, task_run: Any, state: Any) -> bool:
+def retry_on_transient(task: Task[..., Any], task_run: TaskRun, state: State) -> bool:
     """Prefect ``retry_condition_fn``: retry only when the failure is transient."""
     error = state.result(raise_on_failure=False)
     return isinstance(error, BaseException) and is_transient(error)

@@ -8,9 +8,12 @@ in model calls, prompt/completion tokens, tool uses that did not succeed) plus a
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from geoask.execution_log import ExecutionLog
+
+if TYPE_CHECKING:
+    from geoask.run_artifacts import RunArtifacts
 
 TRACE_KEY: Final = "run-trace"
 
@@ -48,7 +51,7 @@ def trace_rows(log: ExecutionLog) -> list[dict[str, Any]]:
             for r in [*body, total]]
 
 
-def publish_run_trace(log: ExecutionLog, store: Any) -> None:
+def publish_run_trace(log: ExecutionLog, store: RunArtifacts) -> None:
     """Create table artifact ``run-trace`` and links to the run's log and answer files."""
     from geoask.run_artifacts import publish_link, publish_table
 

@@ -20,8 +20,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.planner import Plan, StepKind
-from agents.reviewer import Review, ReviewDecision
+from geoask.plan import Plan, Review, ReviewDecision, StepKind
 from geoask.settings import Settings
 
 REVIEW = "review"

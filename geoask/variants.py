@@ -1,4 +1,4 @@
-"""Pipeline variants (``GEOASK_VARIANT`` / ``geoask ask --variant``) and the plan checks they imply.
+"""Pipeline variants (``GEOASK_VARIANT`` / ``geoask ask --variant``) and the plans they allow.
 
 =========== ============== ======= ============ ==============================================
 variant     SQL policy     planner Python steps meaning
@@ -15,11 +15,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
-from agents.intent import Intent, OperationIntent
-from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
 from geoask.answers import AnswerType
 from geoask.errors import ConfigurationError
+from geoask.plan import (
+    ExecutionConstraints,
+    Intent,
+    OperationCategory,
+    OperationIntent,
+    Plan,
+    PlanAllowance,
+    PlanStep,
+    StepKind,
+)
 from geoask.sql.context import SpatialPolicy
 
 
@@ -47,7 +56,7 @@ class VariantConfig:
 
     policy: SpatialPolicy
     use_planner: bool
-    python_steps: str
+    python_steps: Literal["yes", "no", "on_request"]
 
 
 VARIANTS: dict[Variant, VariantConfig] = {
@@ -79,40 +88,18 @@ def parse_variant(name: str) -> Variant:
         ) from None
 
 
-def plan_violations(plan: Plan, variant: Variant) -> list[str]:
-    """Every way ``plan`` breaks the plan rules or the variant (empty when it is acceptable).
+def plan_allowance(variant: Variant) -> PlanAllowance:
+    """What ``variant`` allows a plan, as the planner's deps carry it.
 
-    Rules: step ids are unique; the first step is SQL; inputs name earlier steps; Python
-    steps only where the variant allows them.
-
-    >>> from agents.planner import ExecutionConstraints
-    >>> c = ExecutionConstraints(computation_needed=False, geometry_needed=False,
-    ...     input_mode="single", spatial_granularity="state",
-    ...     operation_category="attribute_filter_rank")
-    >>> step = PlanStep(id="python-1", objective="o", expected_output="e")
-    >>> plan_violations(Plan(steps=[step], constraints=c, answer_type=AnswerType.SCALAR),
-    ...     Variant.FULL)
-    ['the first step must be an SQL step, not python-1']
+    >>> plan_allowance(Variant.NO_STCA)
+    PlanAllowance(label='NO_STCA', python_steps=False, policy=<SpatialPolicy.POSTGIS: 'postgis'>)
     """
-    problems: list[str] = []
-    seen: set[str] = set()
-    if plan.steps and plan.steps[0].kind is not StepKind.SQL:
-        problems.append(f"the first step must be an SQL step, not {plan.steps[0].id}")
-    for step in plan.steps:
-        if step.id in seen:
-            problems.append(f"step id {step.id} is used twice")
-        unknown = [name for name in step.inputs if name not in seen]
-        if unknown:
-            problems.append(f"step {step.id} reads {', '.join(unknown)}, not an earlier step")
-        if step.kind is StepKind.PYTHON and VARIANTS[variant].python_steps == "no":
-            problems.append(
-                f"variant {variant.value} has no Python steps; do {step.id} in SQL instead"
-            )
-        seen.add(step.id)
-    return problems
+    config = VARIANTS[variant]
+    return PlanAllowance(label=variant.value, python_steps=config.python_steps != "no",
+                         policy=config.policy)
 
 
-_CATEGORY_BY_OPERATION: dict[OperationIntent, str] = {
+_CATEGORY_BY_OPERATION: dict[OperationIntent, OperationCategory] = {
     OperationIntent.AGGREGATE: "grouped_aggregation",
     OperationIntent.COUNT: "grouped_aggregation",
     OperationIntent.COMPARE_PERIODS: "temporal_comparison",
@@ -144,7 +131,7 @@ def single_sql_plan(question: str, intent: Intent) -> Plan:
         geometry_needed=False,
         input_mode="single",
         spatial_granularity="none",  # no planner to name the unit of analysis
-        operation_category=category,  # type: ignore[arg-type]
+        operation_category=category,
     )
     step = PlanStep(
         id="sql-1",

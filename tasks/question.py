@@ -18,20 +18,37 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, Field
 
-from agents.answer import AnswerDeps, AnswerOutput, AnswerRefusal, FinalAnswer
-from agents.compute import ComputeAttempt, ComputeDeps, ComputeRefusal, InputArtifact
-from agents.intent import Intent, IntentDeps, IntentOutput
-from agents.planner import Plan, PlannerDeps, PlanOutput, PlanStep
-from agents.reviewer import Review, ReviewDecision, ReviewerDeps, ReviewOutput, ReviewRefusal
-from agents.sql import SqlAttempt, SqlDeps, SqlDraft, SqlRefusal
-from geoask.answers import payload_errors
+from agents.answer import AnswerDeps, answer_agent
+from agents.answer import prompt as answer_prompt
+from agents.compute import ComputeAttempt, ComputeDeps, InputArtifact, compute_agent
+from agents.compute import prompt as compute_prompt
+from agents.intent import IntentDeps, intent_agent
+from agents.intent import prompt as intent_prompt
+from agents.planner import PlannerDeps, planner_agent
+from agents.planner import prompt as planner_prompt
+from agents.reviewer import ReviewerDeps, reviewer_agent
+from agents.reviewer import prompt as reviewer_prompt
+from agents.sql import SqlAttempt, SqlDeps, sql_agent
+from agents.sql import prompt as sql_prompt
+from geoask.answers import AnswerRefusal, FinalAnswer, payload_errors
 from geoask.catalog.model import TemporalGranularity
+from geoask.drafts import ComputeRefusal, SqlDraft, SqlRefusal
 from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.evidence import (
     python_evidence,
     records_from_artifact,
     sql_evidence,
     unsupported_numbers,
+)
+from geoask.plan import (
+    Intent,
+    IntentOutput,
+    Plan,
+    PlanOutput,
+    PlanStep,
+    Review,
+    ReviewDecision,
+    ReviewRefusal,
 )
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
@@ -46,6 +63,7 @@ from geoask.run_artifacts import (
 from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
 from geoask.sql.step import run_statement
 from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
+from geoask.variants import plan_allowance
 from sandbox.models import SandboxOutcome
 from tasks.agent_calls import call_agent
 from tasks.services import QuestionServices, catalog_summary
@@ -69,9 +87,8 @@ def classify_intent(services: QuestionServices, question: str) -> IntentOutput:
     """Parse the question into the intent tuple, or reject it."""
     with services.recorder.stage("intent"):
         deps = IntentDeps(question=question, catalog_summary=catalog_summary(services.catalog))
-        output: IntentOutput = call_agent("intent", deps, models=services.models,
-                                          recorder=services.recorder, stage="intent")
-        return output
+        return call_agent(intent_agent, deps, intent_prompt(deps), models=services.models,
+                          recorder=services.recorder, stage="intent")
 
 
 @task(name="schema", task_run_name="schema", **_TASK)
@@ -95,11 +112,10 @@ def make_plan(
     """Ask the planner for ordered SQL/Python steps with constraints."""
     with services.recorder.stage("plan"):
         deps = PlannerDeps(question=question, intent=intent, schema_text=subset.outline_text,
-                           tables=subset.table_names, variant=services.variant.value,
+                           tables=subset.table_names, allowance=plan_allowance(services.variant),
                            previous_failures=previous_failures)
-        output: PlanOutput = call_agent("planner", deps, models=services.models,
-                                        recorder=services.recorder, stage="plan")
-        return output
+        return call_agent(planner_agent, deps, planner_prompt(deps), models=services.models,
+                          recorder=services.recorder, stage="plan")
 
 
 @task(name="sql", task_run_name="{step_id}", **_TASK)
@@ -126,7 +142,7 @@ def run_sql_step(
             required_fields=step_state.required_fields,
         )
         try:
-            draft = call_agent("sql", deps, models=services.models,
+            draft = call_agent(sql_agent, deps, sql_prompt(deps), models=services.models,
                                recorder=services.recorder, stage=step_id)
         except GeoaskError as error:
             return _failed("agent", str(error))
@@ -164,8 +180,9 @@ def run_python_step(
                                for f in step_state.failures],
         )
         try:
-            output = call_agent("compute", deps, models=services.models,
-                                recorder=services.recorder, stage=step_id)
+            output = call_agent(compute_agent, deps, compute_prompt(deps),
+                                models=services.models, recorder=services.recorder,
+                                stage=step_id)
         except GeoaskError as error:
             return _failed("agent", str(error))
         if isinstance(output, ComputeRefusal):
@@ -224,8 +241,8 @@ def review_evidence(
         deps = ReviewerDeps(question=state.question, answer_type=plan.answer_type,
                             answer_fields=plan.answer_fields, evidence=evidence,
                             state_summary=summary)
-        output: ReviewOutput = call_agent("reviewer", deps, models=services.models,
-                                          recorder=services.recorder, stage="review")
+        output = call_agent(reviewer_agent, deps, reviewer_prompt(deps), models=services.models,
+                            recorder=services.recorder, stage="review")
         if isinstance(output, ReviewRefusal):
             return Review(decision=ReviewDecision.REPLAN,
                           reason=f"the reviewer could not judge the evidence: {output.reason}")
@@ -251,8 +268,8 @@ def write_answer(
                 f"{evidence}\n\nYour previous answer was rejected: {'; '.join(problems)}")
             deps = AnswerDeps(question=state.question, answer_type=plan.answer_type,
                               answer_fields=plan.answer_fields, evidence=shown)
-            output: AnswerOutput = call_agent("answer", deps, models=services.models,
-                                              recorder=services.recorder, stage="answer")
+            output = call_agent(answer_agent, deps, answer_prompt(deps), models=services.models,
+                                recorder=services.recorder, stage="answer")
             if isinstance(output, AnswerRefusal):
                 return output
             problems = answer_problems(output, evidence)

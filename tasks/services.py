@@ -14,6 +14,7 @@ from typing import Protocol
 from geoask.catalog.model import Catalog
 from geoask.composition import RunParts
 from geoask.execution_log import ExecutionRecorder
+from geoask.llm import ModelProvider
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.run_artifacts import RunArtifacts
@@ -22,7 +23,6 @@ from geoask.sql.executor import SqlRunner
 from geoask.state import Limits
 from geoask.variants import VARIANTS, Variant, VariantConfig
 from sandbox.models import Sandbox
-from tasks.agent_calls import ModelProvider
 
 
 class SchemaSource(Protocol):

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from geoask.answers import FinalAnswer
 from geoask.bench.evaluate import CaseScore, score_case
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.bench.model import BenchmarkCase
@@ -165,8 +166,6 @@ def shared_parts(settings: Settings) -> RunParts:
 
 def score_run(case: BenchmarkCase, run: CaseRun) -> CaseScore:
     """The evaluator's score of one persisted run."""
-    from agents.answer import FinalAnswer
-
     answer = FinalAnswer.model_validate(run.answer) if run.answer else None
     log = ExecutionLog.model_validate(run.log) if run.log else None
     return score_case(case, answer, log, variant=run.variant, repeat=run.repeat,

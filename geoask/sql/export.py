@@ -27,6 +27,7 @@ from typing import Any
 import fsspec
 import numpy as np
 import shapely
+from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
 from pyproj import Transformer
 from shapely.geometry import mapping
@@ -320,7 +321,7 @@ def write_atomic(path: str, data: bytes) -> None:
         raise
 
 
-def _remove_quietly(fs: Any, path: str) -> None:
+def _remove_quietly(fs: AbstractFileSystem, path: str) -> None:
     try:
         if fs.exists(path):
             fs.rm(path)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from agents.intent import Intent, OperationIntent, SpatialTopology, SpatiotemporalScope
-from agents.planner import ExecutionConstraints, PlanStep
+from geoask.plan import (
+    ExecutionConstraints,
+    Intent,
+    OperationIntent,
+    PlanStep,
+    SpatialTopology,
+    SpatiotemporalScope,
+)
 
 
 def make_intent(**changes) -> Intent:

@@ -9,8 +9,6 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from agents import answer as answer_module
 from agents.answer import (
     AnswerDeps,
-    AnswerRefusal,
-    FinalAnswer,
     answer_agent,
     answer_errors,
     numbers_from_evidence,
@@ -19,7 +17,7 @@ from agents.answer import (
     summary_readable,
     type_matches_contract,
 )
-from geoask.answers import AnswerType
+from geoask.answers import AnswerRefusal, AnswerType, FinalAnswer
 from geoask.errors import AgentOutputError
 from geoask.llm import model_call_error
 from geoask.scripted import ScriptedModel

@@ -12,8 +12,6 @@ from agents import compute as compute_module
 from agents.compute import (
     ComputeAttempt,
     ComputeDeps,
-    ComputeRefusal,
-    ComputeScript,
     InputArtifact,
     compute_agent,
     compute_errors,
@@ -27,9 +25,10 @@ from agents.compute import (
     prompt,
     reads_every_input,
 )
-from agents.intent import Distance, OperationIntent, SpatialPredicate, SpatialTopology
+from geoask.drafts import ComputeRefusal, ComputeScript
 from geoask.errors import AgentOutputError
 from geoask.llm import model_call_error
+from geoask.plan import Distance, OperationIntent, SpatialPredicate, SpatialTopology
 from geoask.scripted import ScriptedModel
 
 GOOD = """\

@@ -7,9 +7,11 @@ from agent_builders import make_intent, retry_feedback
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 
 from agents import intent as intent_module
-from agents.intent import (
+from agents.intent import IntentDeps, intent_agent, intent_errors, prompt
+from geoask.errors import AgentOutputError
+from geoask.llm import model_call_error
+from geoask.plan import (
     Distance,
-    IntentDeps,
     IntentRejection,
     OperationIntent,
     PlaceResolution,
@@ -17,12 +19,7 @@ from agents.intent import (
     SpatialPredicate,
     SpatialTopology,
     SpatiotemporalScope,
-    intent_agent,
-    intent_errors,
-    prompt,
 )
-from geoask.errors import AgentOutputError
-from geoask.llm import model_call_error
 from geoask.scripted import ScriptedModel
 
 TOPK = OperationIntent.RANK_TOP_K

@@ -7,11 +7,8 @@ from agent_builders import make_constraints, make_intent, make_step, retry_feedb
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 
 from agents import planner as planner_module
-from agents.intent import OperationIntent
 from agents.planner import (
-    Plan,
     PlannerDeps,
-    PlanRefusal,
     comparison_mode_set,
     computation_flag_matches_steps,
     ids_numbered_in_order,
@@ -30,7 +27,9 @@ from agents.planner import (
 from geoask.answers import AnswerType
 from geoask.errors import AgentOutputError
 from geoask.llm import model_call_error
+from geoask.plan import OperationIntent, Plan, PlanRefusal
 from geoask.scripted import ScriptedModel
+from geoask.variants import Variant, parse_variant, plan_allowance
 
 TWO_STEP = make_constraints(computation_needed=True, geometry_needed=True,
                             operation_category="spatial_geometry")
@@ -86,7 +85,7 @@ PLAN_CASES = [
 @pytest.mark.parametrize(("rule", "plan", "expected"), [c[1:] for c in PLAN_CASES],
                          ids=[c[0] for c in PLAN_CASES])
 def test_plan_rules(rule, plan, expected):
-    error = rule(plan)
+    error = rule(plan, deps())
     if expected is None:
         assert error is None
     else:
@@ -120,7 +119,7 @@ INTENT_CASES = [
 @pytest.mark.parametrize(("rule", "plan", "intent", "expected"), [c[1:] for c in INTENT_CASES],
                          ids=[c[0] for c in INTENT_CASES])
 def test_plan_intent_rules(rule, plan, intent, expected):
-    error = rule(plan, intent)
+    error = rule(plan, deps(intent=intent))
     if expected is None:
         assert error is None
     else:
@@ -130,7 +129,8 @@ def test_plan_intent_rules(rule, plan, intent, expected):
 def deps(variant="FULL", intent=None) -> PlannerDeps:
     return PlannerDeps(question="Which parks lie within 1 km of a school?",
                        intent=intent or make_intent(), schema_text="demo.parks(id, name, geom)",
-                       tables=["parks", "schools"], variant=variant)
+                       tables=["parks", "schools"],
+                       allowance=plan_allowance(parse_variant(variant)))
 
 
 @pytest.mark.parametrize(("variant", "plan", "expected"), [
@@ -156,7 +156,7 @@ def test_plan_errors_apply_variant_and_shared_rules(variant, plan, expected):
 ], ids=["known", "qualified", "unknown"])
 def test_steps_name_only_tables_of_the_schema(tables, expected):
     plan = make_plan([make_step("sql-1", tables=tables)])
-    error = tables_in_schema(plan, deps().tables)
+    error = tables_in_schema(plan, deps())
     assert error == expected
 
 
@@ -167,7 +167,8 @@ def test_refusal_needs_reason():
 
 def test_prompt_lists_earlier_failures():
     d = PlannerDeps(question="q", intent=make_intent(), schema_text="demo.t(a)", tables=["t"],
-                    variant="FULL", previous_failures=["sql-1: column pop does not exist"])
+                    allowance=plan_allowance(Variant.FULL),
+                    previous_failures=["sql-1: column pop does not exist"])
     text = prompt(d)
     assert "column pop does not exist" in text and "Variant: FULL" in text
 

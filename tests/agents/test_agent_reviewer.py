@@ -7,18 +7,11 @@ from agent_builders import retry_feedback
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 
 from agents import reviewer as reviewer_module
-from agents.reviewer import (
-    Review,
-    ReviewDecision,
-    ReviewerDeps,
-    ReviewRefusal,
-    prompt,
-    review_errors,
-    reviewer_agent,
-)
+from agents.reviewer import ReviewerDeps, prompt, review_errors, reviewer_agent
 from geoask.answers import AnswerType
 from geoask.errors import AgentOutputError
 from geoask.llm import model_call_error
+from geoask.plan import Review, ReviewDecision, ReviewRefusal
 from geoask.scripted import ScriptedModel
 
 SUMMARY = "variant FULL; plan 1\nsql-1 done: 100 rows -> parks.geojson\npython-1 done: n=12"

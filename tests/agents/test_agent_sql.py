@@ -10,13 +10,8 @@ from agents import sql as sql_module
 from agents.sql import (
     SqlAttempt,
     SqlDeps,
-    SqlDraft,
-    SqlRefusal,
-    SqlStatement,
     geometry_exported,
     guard_violations,
-    outer_limit,
-    output_columns,
     prompt,
     required_fields_selected,
     sql_agent,
@@ -24,9 +19,11 @@ from agents.sql import (
     statement_names_unique,
     topk_limit_is_k,
 )
+from geoask.drafts import SqlDraft, SqlRefusal, SqlStatement
 from geoask.errors import AgentOutputError
 from geoask.llm import model_call_error
 from geoask.scripted import ScriptedModel
+from geoask.sql.shape import outer_limit, output_columns
 
 TOP5 = ("SELECT county_fips, county_name, population FROM demo.county_decadal_stats "
         "WHERE census_year = 2020 ORDER BY population DESC LIMIT 5")

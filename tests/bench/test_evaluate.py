@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from agents.answer import FinalAnswer
-from geoask.answers import AnswerType
+from geoask.answers import AnswerType, FinalAnswer
 from geoask.bench.evaluate import (
     CaseScore,
     RootCause,

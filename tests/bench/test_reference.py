@@ -13,12 +13,12 @@ import json
 import pytest
 from pydantic_ai import models
 
-from agents.answer import AnswerDeps, AnswerRefusal, FinalAnswer, answer_errors
-from agents.intent import IntentDeps, IntentRejection, RejectionType, intent_agent
+from agents.answer import AnswerDeps, answer_errors
+from agents.intent import IntentDeps, intent_agent
 from agents.intent import prompt as intent_prompt
 from agents.planner import PlannerDeps, plan_errors
 from agents.sql import SqlDeps, sql_errors
-from geoask.answers import AnswerType
+from geoask.answers import AnswerRefusal, AnswerType, FinalAnswer
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.bench.model import BenchmarkCase, Projection
 from geoask.bench.model import SqlStatement as CaseStatement
@@ -37,7 +37,9 @@ from geoask.bench.reference.replay import prompt_question
 from geoask.bench.reference.steps import chained_script, consolidated_steps
 from geoask.catalog.model import load_catalog
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
+from geoask.plan import IntentRejection, RejectionType
 from geoask.settings import get_settings
+from geoask.variants import Variant, plan_allowance
 
 models.ALLOW_MODEL_REQUESTS = False
 CASES: list[BenchmarkCase] = [item.case for item in load_cases(DEFAULT_CASES_DIR, ())]
@@ -69,7 +71,8 @@ def test_replies_pass_the_agents_validators(case):
     intent = case_intent(case)
     plan = case_plan(case)
     every_table = [table.name for table in CATALOG.tables]
-    assert plan_errors(plan, PlannerDeps(case.question, intent, "", every_table, "FULL")) == []
+    assert plan_errors(plan, PlannerDeps(case.question, intent, "", every_table,
+                                             plan_allowance(Variant.FULL))) == []
     from agents.intent import intent_errors
 
     assert intent_errors(intent) == []

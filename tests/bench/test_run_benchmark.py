@@ -47,7 +47,7 @@ def test_pending_runs_skip_saved_results(tmp_path):
 
 
 def test_report_scores_every_saved_run(prefect_harness, tmp_path):
-    from agents.answer import FinalAnswer
+    from geoask.answers import FinalAnswer
     from geoask.bench.runs import CaseRun, save_run
     from tasks.benchmark import report_benchmark
 

@@ -26,8 +26,8 @@ from replies import (
     sql_python_plan,
 )
 
-from agents.intent import OperationIntent
 from geoask.answers import AnswerType
+from geoask.plan import OperationIntent
 
 
 @dataclass(frozen=True)

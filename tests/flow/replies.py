@@ -11,23 +11,24 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agents.answer import FinalAnswer
-from agents.compute import ComputeScript
-from agents.intent import (
+from geoask.answers import AnswerType, FinalAnswer
+from geoask.drafts import ComputeScript, SqlDraft, SqlStatement
+from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
+from geoask.plan import (
     Distance,
+    ExecutionConstraints,
     Intent,
     IntentRejection,
     OperationIntent,
+    Plan,
+    PlanStep,
     RejectionType,
+    Review,
+    ReviewDecision,
     SpatialPredicate,
     SpatialTopology,
     SpatiotemporalScope,
 )
-from agents.planner import ExecutionConstraints, Plan, PlanStep
-from agents.reviewer import Review, ReviewDecision
-from agents.sql import SqlDraft, SqlStatement
-from geoask.answers import AnswerType
-from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
 
 
 def intent(target: str, operation: OperationIntent, *, years: tuple[int, ...] = (),

@@ -20,10 +20,9 @@ from replies import (
     sql_python_plan,
 )
 
-from agents.intent import OperationIntent
-from agents.reviewer import Review, ReviewDecision
 from flows.answer_question import answer_question
 from geoask.answers import AnswerType
+from geoask.plan import OperationIntent, Review, ReviewDecision
 from geoask.scripted import ScriptedModel
 from geoask.variants import Variant
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.planner import ExecutionConstraints, Plan, PlanStep
-from agents.reviewer import Review, ReviewDecision
 from geoask.answers import AnswerType
+from geoask.plan import ExecutionConstraints, Plan, PlanStep, Review, ReviewDecision
 from geoask.state import (
     ANSWER,
     REVIEW,

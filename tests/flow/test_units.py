@@ -9,11 +9,11 @@ from pydantic_ai.exceptions import ModelHTTPError
 from replies import constraints, intent, sql_plan, sql_python_plan
 from typer.testing import CliRunner
 
-from agents.intent import OperationIntent
-from agents.planner import Plan, PlanStep
+from agents.planner import PlannerDeps, plan_errors
 from geoask.answers import AnswerType
 from geoask.errors import ConfigurationError
 from geoask.evidence import records_from_artifact, sql_evidence, unsupported_numbers
+from geoask.plan import OperationIntent, Plan, PlanStep
 from geoask.retry import is_transient
 from geoask.scripted import ScriptedModel, ScriptExhaustedError
 from geoask.sql.context import SpatialPolicy
@@ -21,7 +21,7 @@ from geoask.variants import (
     VARIANTS,
     Variant,
     parse_variant,
-    plan_violations,
+    plan_allowance,
     single_sql_plan,
     with_python_step,
 )
@@ -46,9 +46,17 @@ PLAN_CASES = [
      ["variant BASE has no Python steps; do python-1 in SQL instead"]),
     ("sql only in NO_STCA", ONE_STEP, Variant.NO_STCA, []),
     ("python first", PYTHON_FIRST, Variant.FULL,
-     ["the first step must be an SQL step, not python-1"]),
+     ["the first step must be an SQL step, not python-1",
+      "Python steps must list the SQL steps they read in inputs: python-1"]),
     ("unknown input", BAD_INPUT, Variant.FULL, ["step python-1 reads sql-9, not an earlier step"]),
 ]
+
+
+def plan_violations(plan: Plan, variant: Variant) -> list[str]:
+    """The planner's rules on ``plan`` under what ``variant`` allows (a lookup question)."""
+    deps = PlannerDeps(question="q", intent=intent("t", OperationIntent.LOOKUP), schema_text="",
+                       tables=[], allowance=plan_allowance(variant))
+    return plan_errors(plan, deps)
 
 
 @pytest.mark.parametrize(("title", "plan", "variant", "expected"), PLAN_CASES,

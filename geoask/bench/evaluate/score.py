@@ -15,7 +15,7 @@ from geoask.bench.evaluate.entities import list_match, no_answer_list_match
 from geoask.bench.model import BenchmarkCase
 
 if TYPE_CHECKING:
-    from agents.answer import FinalAnswer
+    from geoask.answers import FinalAnswer
     from geoask.execution_log import ExecutionLog
 
 

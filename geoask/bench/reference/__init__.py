@@ -4,14 +4,14 @@
 with what the case's reference program implies, through the same pydantic-ai output tools a
 real model calls (a ``FunctionModel`` built on :mod:`geoask.scripted`'s mechanism):
 
-- ``intent``: an :class:`~agents.intent.Intent` consistent with the case (operation from its
+- ``intent``: an :class:`~geoask.plan.Intent` consistent with the case (operation from its
   category and answer type, years named in the question, Top-K from the reference SQL);
-- ``planner``: a :class:`~agents.planner.Plan` whose steps mirror the reference steps (adjacent
+- ``planner``: a :class:`~geoask.plan.Plan` whose steps mirror the reference steps (adjacent
   SQL steps are consolidated into one step, a chain of Python steps into one script that runs
   them in order and keeps each intermediate result under ``/scratch``);
 - ``sql``: the reference statements of the step (statement names = artifact names the
   scripts read from ``/input``); ``compute``: the reference script of the step;
-- ``reviewer``: ``accept``; ``answer``: the :class:`~agents.answer.FinalAnswer` PROJECTED FROM
+- ``reviewer``: ``accept``; ``answer``: the :class:`~geoask.answers.FinalAnswer` PROJECTED FROM
   THE EVIDENCE shown to the answer agent with the case's answer contract
   (:func:`geoask.bench.projection.project_answer`) - the expected value is never read.
 

@@ -10,15 +10,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents.answer import AnswerRefusal, FinalAnswer
-from agents.planner import StepKind
-from geoask.answers import AnswerType
+from geoask.answers import AnswerRefusal, AnswerType, FinalAnswer
 from geoask.bench.model import AnswerType as CaseAnswerType
 from geoask.bench.model import BenchmarkCase, Projection
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.projection import ProjectionError, project_answer
 from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
+from geoask.plan import StepKind
 
 
 def _last_sql_statement(steps: Sequence[ReferenceStep]) -> CaseStatement | None:

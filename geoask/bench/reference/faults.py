@@ -32,11 +32,11 @@ from typing import Final
 import sqlglot
 from sqlglot import exp
 
-from agents.planner import StepKind
 from geoask.bench.model import BenchmarkCase, Category
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.reference.steps import consolidated_steps, projection_calls
 from geoask.catalog.spatial import spatial_column_names
+from geoask.plan import StepKind
 
 FAULT_EVERY: Final = 5
 """reference-faulty injects a fault into cases whose id number is a multiple of this."""

@@ -1,4 +1,4 @@
-"""The :class:`~agents.intent.Intent` a case's reference program implies.
+"""The :class:`~geoask.plan.Intent` a case's reference program implies.
 
 The operation comes from the case's category and answer type, the years from the question,
 Top-K from the reference SQL, a ``within_distance`` relation from the question when every
@@ -10,26 +10,29 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from agents.intent import (
+from geoask.bench.model import AnswerType as CaseAnswerType
+from geoask.bench.model import BenchmarkCase, Category
+from geoask.bench.reference.steps import ReferenceStep, consolidated_steps, projection_calls
+from geoask.plan import (
     Distance,
+    DistanceUnit,
     Intent,
     OperationIntent,
     SpatialPredicate,
     SpatialTopology,
     SpatiotemporalScope,
+    StepKind,
 )
-from agents.planner import StepKind
-from agents.sql import outer_limit
-from geoask.bench.model import AnswerType as CaseAnswerType
-from geoask.bench.model import BenchmarkCase, Category
-from geoask.bench.reference.steps import ReferenceStep, consolidated_steps, projection_calls
+from geoask.sql.shape import outer_limit
 
 _YEAR = re.compile(r"\b(1[89][0-9]{2}|20[0-9]{2})\b")
 _DISTANCE = re.compile(
     r"\bwithin\s+(\d+(?:\.\d+)?)\s*(km|kilometres|kilometers|mi|miles|m|metres|meters)\b",
     re.IGNORECASE)
-_UNITS = {"km": "km", "kilometres": "km", "kilometers": "km", "mi": "mi", "miles": "mi",
-          "m": "m", "metres": "m", "meters": "m"}
+_UNITS: dict[str, DistanceUnit] = {
+    "km": "km", "kilometres": "km", "kilometers": "km", "mi": "mi", "miles": "mi",
+    "m": "m", "metres": "m", "meters": "m",
+}
 
 
 def case_top_k(case: BenchmarkCase) -> int | None:
@@ -98,7 +101,7 @@ def case_topology(case: BenchmarkCase) -> SpatialTopology:
     match = _DISTANCE.search(case.question)
     if match is None or not _scripts_project(consolidated_steps(case)):
         return SpatialTopology()
-    distance = Distance(value=float(match.group(1)), unit=_UNITS[match.group(2).lower()])  # type: ignore[arg-type]
+    distance = Distance(value=float(match.group(1)), unit=_UNITS[match.group(2).lower()])
     return SpatialTopology(predicate=SpatialPredicate.WITHIN_DISTANCE, distance=distance,
                            reference="the features named in the question")
 

@@ -1,28 +1,40 @@
-"""The :class:`~agents.planner.Plan` mirroring a case's consolidated reference steps."""
+"""The :class:`~geoask.plan.Plan` mirroring a case's consolidated reference steps."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from agents.intent import OperationIntent
-from agents.planner import ExecutionConstraints, Plan, PlanStep, StepKind
-from agents.sql import output_columns, tables_read
 from geoask.answers import AnswerType
 from geoask.bench.model import BenchmarkCase, Category, Projection, Scenario
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.reference.intent import case_operation, case_top_k, case_years
 from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
 from geoask.catalog.spatial import names_vector_column
+from geoask.plan import (
+    ExecutionConstraints,
+    OperationCategory,
+    OperationIntent,
+    Plan,
+    PlanStep,
+    SpatialGranularity,
+    StepKind,
+    TemporalComparison,
+)
+from geoask.sql.shape import output_columns, tables_read
 
-_GRANULARITY = {
+_GRANULARITY: dict[Scenario, SpatialGranularity] = {
     Scenario.STATES_INCOME: "state", Scenario.COUNTIES_CENSUS: "county",
     Scenario.AIRPORTS: "point", Scenario.CLIMATE_NC: "grid_cell",
     Scenario.NEW_HAVEN: "point", Scenario.WORLD: "country",
 }
-_CATEGORY = {
+_CATEGORY: dict[Category, OperationCategory] = {
     Category.ATTRIBUTE: "attribute_filter_rank", Category.AGGREGATION: "grouped_aggregation",
     Category.TEMPORAL: "temporal_comparison", Category.SPATIAL: "spatial_geometry",
     Category.STATISTICS: "statistics",
+}
+_TEMPORAL_COMPARISON: dict[OperationIntent, TemporalComparison] = {
+    OperationIntent.COMPARE_PERIODS: "period_vs_period",
+    OperationIntent.COMPARE_BASELINE: "vs_baseline",
 }
 
 
@@ -47,23 +59,22 @@ def case_plan(case: BenchmarkCase, replanned: bool = False,
     has_python = any(step.kind is StepKind.PYTHON for step in steps)
     sql_steps = [step for step in steps if step.kind is StepKind.SQL]
     geometry = has_python and all(_geometry_selected(step.statements) for step in sql_steps)
-    category = _CATEGORY[case.category]
+    category: OperationCategory = _CATEGORY[case.category]
     if category == "spatial_geometry" and has_python and not geometry:
         # Deliberate: the reference program computes from attributes (e.g. lon/lat), which
         # the planner rule spatial_computation_needs_geometry does not allow; see report.
         category = "statistics"
     operation = case_operation(case)
-    temporal = {OperationIntent.COMPARE_PERIODS: "period_vs_period",
-                OperationIntent.COMPARE_BASELINE: "vs_baseline"}.get(operation, "none")
+    temporal: TemporalComparison = _TEMPORAL_COMPARISON.get(operation, "none")
     if case.category is Category.TEMPORAL and temporal == "none":
         temporal = "period_vs_period" if len(case_years(case.question)) >= 2 else "vs_baseline"
     inputs_read = sum(len(step.statements) for step in sql_steps)
     constraints = ExecutionConstraints(
         computation_needed=has_python, geometry_needed=geometry,
         input_mode="multiple" if has_python and inputs_read > 1 else "single",
-        spatial_granularity=_GRANULARITY[case.scenario],  # type: ignore[arg-type]
-        operation_category=category,  # type: ignore[arg-type]
-        temporal_comparison=temporal,  # type: ignore[arg-type]
+        spatial_granularity=_GRANULARITY[case.scenario],
+        operation_category=category,
+        temporal_comparison=temporal,
     )
     top_k = case_top_k(case)
     suffix = " (new plan after a failed one)" if replanned else ""

@@ -21,10 +21,6 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Retr
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agents.compute import ComputeScript
-from agents.intent import IntentRejection, RejectionType
-from agents.reviewer import Review, ReviewDecision
-from agents.sql import SqlDraft, SqlStatement
 from geoask.bench.model import BenchmarkCase
 from geoask.bench.reference.answer import case_answer
 from geoask.bench.reference.faults import (
@@ -36,6 +32,8 @@ from geoask.bench.reference.faults import (
 from geoask.bench.reference.intent import case_intent
 from geoask.bench.reference.plan import case_plan
 from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
+from geoask.drafts import ComputeScript, SqlDraft, SqlStatement
+from geoask.plan import IntentRejection, RejectionType, Review, ReviewDecision
 from geoask.scripted import count_tokens, latest_user_prompt, output_tool_call, request_text
 
 REFERENCE: Final = "reference"

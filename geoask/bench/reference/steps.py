@@ -10,9 +10,9 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.planner import StepKind
 from geoask.bench.model import BenchmarkCase, PythonStep, SqlStep
 from geoask.bench.model import SqlStatement as CaseStatement
+from geoask.plan import StepKind
 
 
 @dataclass(frozen=True)
