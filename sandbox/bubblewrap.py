@@ -32,35 +32,43 @@ Protections and how each is enforced (host side here, in-process side in ``boots
 
 from __future__ import annotations
 
-import contextlib
-import json
 import mimetypes
 import os
 import secrets
-import select
 import shutil
-import signal as signals
 import stat
 import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import fsspec
 
 from geoask.errors import SandboxError
 from geoask.settings import Settings
 from sandbox import diagnosis
+from sandbox.host import (
+    Finished,
+    first_untraversable_ancestor,
+    kill_uid_processes,
+    mount_tmpfs,
+    private_file,
+    read_head_tail,
+    read_report,
+    read_tail,
+    uid_pids,
+    unmount,
+    wait,
+)
+from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
 from sandbox.models import Artifact, OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
 from sandbox.protocol import ProtocolViolation, parse_protocol
 from sandbox.runtime import pinned_requirements, read_stamp, requirements_hash
 
 BOOTSTRAP_SOURCE = Path(__file__).with_name("bootstrap.py")
-SANDBOX_UID = 1000
 MAX_ARTIFACTS = 200
 PROTOCOL_TAIL_BYTES = 8 * 1024 * 1024
 STDERR_READ_BYTES = 1024 * 1024
@@ -73,94 +81,12 @@ mimetypes.add_type("application/vnd.apache.parquet", ".parquet")
 mimetypes.add_type("application/geopackage+sqlite3", ".gpkg")
 
 
-def sandbox_environment() -> dict[str, str]:
-    """Return the whole environment a script sees (nothing is inherited from the caller)."""
-    return {
-        "PATH": "/runtime/bin:/usr/bin:/bin",
-        # /tmp here is the sandbox's private, size-capped tmpfs, not the host's.
-        "HOME": "/tmp",  # noqa: S108
-        "TMPDIR": "/tmp",  # noqa: S108
-        "USER": "sandbox",
-        "LOGNAME": "sandbox",
-        "LANG": "C.UTF-8",
-        "MPLBACKEND": "Agg",
-        "MPLCONFIGDIR": "/tmp/matplotlib",  # noqa: S108
-        "OMP_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "NUMEXPR_NUM_THREADS": "1",
-        "POLARS_MAX_THREADS": "2",
-        "PROJ_NETWORK": "OFF",
-        # jemalloc (polars) and Arrow's pool reserve address space generously; under RLIMIT_AS
-        # jemalloc's background threads fail and polars aborts. Keep them frugal.
-        "_RJEM_MALLOC_CONF": "background_thread:false",
-        "ARROW_DEFAULT_MEMORY_POOL": "system",
-        "GEOASK_INPUT_DIR": "/input",
-        "GEOASK_SCRATCH_DIR": "/scratch",
-    }
 
 
-def bwrap_options(
-    *, runtime_dir: Path, run_dir: Path, limits: SandboxLimits, environment: dict[str, str]
-) -> list[str]:
-    """Build bubblewrap's options (everything before the command).
-
-    Args:
-        runtime_dir: host folder of the runtime venv (mounted read-only at ``/runtime``).
-        run_dir: host folder holding ``job/``, ``input/`` and ``rw/{scratch,meta}``.
-        limits: for the size of ``/tmp``.
-        environment: the script's whole environment.
-
-    """
-    options = [
-        "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-        "--as-pid-1",
-        "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
-        "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-        "--ro-bind", "/usr", "/usr",
-        "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-        "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-        "--proc", "/proc", "--dev", "/dev",
-        "--size", str(limits.tmp_mib * 1024 * 1024), "--tmpfs", "/tmp",  # noqa: S108
-        "--ro-bind", str(runtime_dir), "/runtime",
-        "--ro-bind", str(run_dir / "job"), "/job",
-        "--ro-bind", str(run_dir / "input"), "/input",
-        "--bind", str(run_dir / "rw" / "scratch"), "/scratch",
-        "--bind", str(run_dir / "rw" / "meta"), "/meta",
-        "--remount-ro", "/",
-        # /dev is an unsized tmpfs (tmpfs pages escape RLIMIT_AS): no files there, /dev/shm
-        # included. The device nodes (null, zero, urandom, ...) are separate mounts and work.
-        "--remount-ro", "/dev",
-        "--chdir", "/scratch",
-        "--clearenv",
-    ]
-    for name, value in environment.items():
-        options += ["--setenv", name, value]
-    return options
 
 
-def prlimit_options(limits: SandboxLimits) -> list[str]:
-    """Return ``prlimit`` options applying ``limits`` (RLIMIT_CPU hard = soft + 1 s)."""
-    mib = 1024 * 1024
-    return [
-        f"--as={limits.memory_mib * mib}",
-        f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}",
-        f"--fsize={limits.file_size_mib * mib}",
-        f"--nofile={limits.open_files}",
-        f"--nproc={limits.max_tasks}",
-        "--core=0",
-    ]
 
 
-@dataclass
-class _Finished:
-    exit_code: int | None
-    signal_name: str | None
-    timed_out: bool
-    wall_time_s: float
-    cpu_time_s: float
-    peak_memory_mib: float
-    leftover_processes: int
 
 
 class BubblewrapSandbox:
@@ -239,8 +165,8 @@ class BubblewrapSandbox:
             finished = self._execute(bwrap, prlimit, run_dir, uid, limits)
             return self._outcome(run_dir, run_id, finished, limits)
         finally:
-            _kill_uid_processes(uid)
-            _unmount(run_dir / "rw")
+            kill_uid_processes(uid)
+            unmount(run_dir / "rw")
             shutil.rmtree(run_dir, ignore_errors=True)
             with _UIDS_LOCK:
                 _UIDS_IN_USE.discard(uid)
@@ -252,7 +178,7 @@ class BubblewrapSandbox:
         with _UIDS_LOCK:
             for _ in range(100):
                 uid = self.uid_base + secrets.randbelow(self.uid_count)
-                if uid not in _UIDS_IN_USE and not _uid_pids(uid):
+                if uid not in _UIDS_IN_USE and not uid_pids(uid):
                     _UIDS_IN_USE.add(uid)
                     return uid
         raise SandboxError(
@@ -287,7 +213,7 @@ class BubblewrapSandbox:
             )
         for folder, setting in ((self.runtime_dir, "GEOASK_SANDBOX_RUNTIME_DIR"),
                                 (self.work_dir, "GEOASK_SANDBOX_WORK_DIR")):
-            blocked = _first_untraversable_ancestor(folder)
+            blocked = first_untraversable_ancestor(folder)
             if blocked is not None:
                 raise SandboxError(
                     f"{blocked} is not searchable by other users (mode "
@@ -318,7 +244,7 @@ class BubblewrapSandbox:
         writable.mkdir(mode=0o700)
         os.chown(writable, uid, uid)  # the mount below (if any) gets the same owner
         if limits.scratch_mib > 0:
-            _mount_tmpfs(writable, limits.scratch_mib, uid)
+            mount_tmpfs(writable, limits.scratch_mib, uid)
         for name in ("scratch", "meta"):
             (writable / name).mkdir(mode=0o700)
             os.chown(writable / name, uid, uid)
@@ -333,7 +259,7 @@ class BubblewrapSandbox:
 
     def _execute(
         self, bwrap: str, prlimit: str, run_dir: Path, uid: int, limits: SandboxLimits
-    ) -> _Finished:
+    ) -> Finished:
         options = bwrap_options(
             runtime_dir=self.runtime_dir, run_dir=run_dir, limits=limits,
             environment=sandbox_environment(),
@@ -345,8 +271,8 @@ class BubblewrapSandbox:
             prlimit, *prlimit_options(limits), "--", bwrap, "--args", str(args_fd),
             "/runtime/bin/python", "-I", "/job/bootstrap.py",
         ]
-        with _private_file(run_dir / "stdout") as stdout, \
-                _private_file(run_dir / "stderr") as stderr:
+        with private_file(run_dir / "stdout") as stdout, \
+                private_file(run_dir / "stderr") as stderr:
             started = time.monotonic()
             try:
                 process = subprocess.Popen(
@@ -358,20 +284,20 @@ class BubblewrapSandbox:
                 raise SandboxError(f"could not start bubblewrap: {error}") from error
             finally:
                 os.close(args_fd)
-            return _wait(process, uid, limits, started)
+            return wait(process, uid, limits, started)
 
     def _outcome(
-        self, run_dir: Path, run_id: str, finished: _Finished, limits: SandboxLimits
+        self, run_dir: Path, run_id: str, finished: Finished, limits: SandboxLimits
     ) -> SandboxOutcome:
         if not (run_dir / "rw" / "meta" / "started").exists() and not finished.timed_out:
-            detail = _read_tail(run_dir / "stderr", 2000).strip()
+            detail = read_tail(run_dir / "stderr", 2000).strip()
             raise SandboxError(
                 "the sandbox could not start (bubblewrap or the runtime failed before the "
                 f"script ran): {detail or 'no message'}"
             )
-        stdout_text = _read_tail(run_dir / "stdout", PROTOCOL_TAIL_BYTES)
+        stdout_text = read_tail(run_dir / "stdout", PROTOCOL_TAIL_BYTES)
         stdout_total = (run_dir / "stdout").stat().st_size
-        stderr_text = _read_head_tail(run_dir / "stderr", STDERR_READ_BYTES)
+        stderr_text = read_head_tail(run_dir / "stderr", STDERR_READ_BYTES)
         stdout = diagnosis.tail_excerpt(stdout_text, self.stdout_tail_chars)
         if stdout_total > len(stdout_text.encode()):
             stdout = stdout.model_copy(update={
@@ -379,7 +305,7 @@ class BubblewrapSandbox:
                 "note": f"stdout had {stdout_total} bytes; only the end is shown",
             })
         stderr = diagnosis.head_tail_excerpt(stderr_text, self.stderr_chars)
-        report = _read_report(run_dir / "rw" / "meta" / "error.json")
+        report = read_report(run_dir / "rw" / "meta" / "error.json")
         artifacts, artifacts_note = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
         base: dict[str, Any] = {
             "artifacts": artifacts, "artifacts_note": artifacts_note,
@@ -457,166 +383,29 @@ class BubblewrapSandbox:
         return artifacts, note
 
 
-# -- process handling ------------------------------------------------------------------------
 
 
-def _wait(process: subprocess.Popen[bytes], uid: int, limits: SandboxLimits,
-          started: float) -> _Finished:
-    """Wait for bwrap with the wall-clock limit; kill the tree on expiry."""
-    timed_out = not _wait_exit(process.pid, limits.timeout_s)
-    sampled_cpu = sampled_rss = 0.0
-    if timed_out:
-        sampled_cpu, sampled_rss = _sample_uid_usage(uid)
-        # Kill the sandboxed processes first so that bwrap reaps them (no zombies) and exits
-        # on its own; kill bwrap too if it does not follow within a second.
-        _kill_uid_processes(uid, sparing=process.pid)
-        if not _wait_exit(process.pid, 1.0):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signals.SIGKILL)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    # Give the namespace's init a moment to be reaped after bwrap's death, then count what is
-    # left; a correct sandbox leaves nothing.
-    leftover = _count_uid_processes(uid, settle_s=0.5 if timed_out else 0.0)
-    exit_code: int | None = None
-    signal_name: str | None = None
-    if os.WIFSIGNALED(status):
-        signal_name = signals.Signals(os.WTERMSIG(status)).name
-    else:
-        exit_code = os.WEXITSTATUS(status)
-        signal_name = diagnosis.signal_from_exit(exit_code)
-        if signal_name is not None:
-            exit_code = None
-    cpu = max(usage.ru_utime + usage.ru_stime, sampled_cpu)
-    peak = max(usage.ru_maxrss / 1024.0, sampled_rss)
-    if timed_out:
-        signal_name = "SIGKILL"
-    return _Finished(exit_code, signal_name, timed_out, wall, cpu, peak, leftover)
 
 
-def _wait_exit(pid: int, timeout_s: float) -> bool:
-    """True when ``pid`` (our child) exits within ``timeout_s`` (it is not reaped here)."""
-    pidfd = os.pidfd_open(pid)
-    try:
-        ready, _, _ = select.select([pidfd], [], [], timeout_s)
-    finally:
-        os.close(pidfd)
-    return bool(ready)
 
 
-def _uid_pids(uid: int) -> list[int]:
-    """PIDs of live (non-zombie) processes owned by ``uid``."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{entry}").st_uid != uid:
-                continue
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state not in ("Z", "X"):
-            pids.append(int(entry))
-    return pids
 
 
-def _sample_uid_usage(uid: int) -> tuple[float, float]:
-    """Return (CPU seconds, largest RSS MiB) of the uid's live processes (for timed-out runs)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    cpu = rss = 0.0
-    for pid in _uid_pids(uid):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            cpu += (int(fields[11]) + int(fields[12])) / ticks
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    rss = max(rss, int(line.split()[1]) / 1024.0)
-    return cpu, rss
 
 
-def _count_uid_processes(uid: int, settle_s: float) -> int:
-    deadline = time.monotonic() + settle_s
-    while True:
-        count = len(_uid_pids(uid))
-        if count == 0 or time.monotonic() >= deadline:
-            return count
-        time.sleep(0.02)
 
 
-def _kill_uid_processes(uid: int, sparing: int | None = None) -> None:
-    """SIGKILL every process of the run's uid except ``sparing`` (the range is the sandbox's)."""
-    for pid in _uid_pids(uid):
-        if pid == sparing:
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signals.SIGKILL)
 
 
-def _private_file(path: Path) -> BinaryIO:
-    """Create ``path`` for writing with mode 0600 (the sandbox writes through the open fd)."""
-    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
 
 
-def _mount_tmpfs(folder: Path, size_mib: int, uid: int) -> None:
-    """Mount a size-capped tmpfs owned by ``uid`` on ``folder`` (host side, needs root)."""
-    options = f"size={size_mib}m,mode=0700,uid={uid},gid={uid},nosuid,nodev,noexec"
-    completed = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", options, "geoask-sandbox", str(folder)],
-        capture_output=True, text=True, check=False,
-    )
-    if completed.returncode != 0:
-        raise SandboxError(
-            f"could not mount the size-capped scratch space ({completed.stderr.strip()}); "
-            "run as root with mount rights, or set GEOASK_SANDBOX_SCRATCH_MIB=0 to use a plain "
-            "folder (then only the per-file size limit applies)"
-        )
 
 
-def _unmount(folder: Path) -> None:
-    """Unmount ``folder`` if something is mounted there (lazily if it is still busy)."""
-    if not os.path.ismount(folder):
-        return
-    completed = subprocess.run(["umount", str(folder)], capture_output=True, check=False)
-    if completed.returncode != 0:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
 
 
-def _first_untraversable_ancestor(folder: Path) -> Path | None:
-    """Return the first existing ancestor of ``folder`` lacking o+x, or None if all have it."""
-    for ancestor in reversed(folder.absolute().parents):
-        if ancestor.exists() and not ancestor.stat().st_mode & stat.S_IXOTH:
-            return ancestor
-    return None
 
 
-def _read_tail(path: Path, max_bytes: int) -> str:
-    with open(path, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - max_bytes))
-        return handle.read().decode("utf-8", errors="replace")
 
 
-def _read_head_tail(path: Path, max_bytes: int) -> str:
-    with open(path, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        if size <= max_bytes:
-            handle.seek(0)
-            return handle.read().decode("utf-8", errors="replace")
-        handle.seek(0)
-        head = handle.read(max_bytes // 4)
-        handle.seek(size - (max_bytes - max_bytes // 4))
-        tail = handle.read()
-    cut = size - len(head) - len(tail)
-    return (head.decode("utf-8", errors="replace") + f"\n[... {cut} bytes cut ...]\n"
-            + tail.decode("utf-8", errors="replace"))
 
 
-def _read_report(path: Path) -> dict[str, Any] | None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read(1024 * 1024))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
