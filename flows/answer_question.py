@@ -36,18 +36,15 @@ from geoask.state import (
     decide_after_plan_problem,
     decide_after_review,
     decide_after_success,
-    failure_report,
     next_pending_step,
     plan_rejected,
-    recovery_count,
-    route,
     start,
-    state_summary,
     step_failed,
     step_started,
     step_succeeded,
     with_plan,
 )
+from geoask.state_report import evidence_trail, failure_report, recovery_count, route, state_summary
 from geoask.variants import parse_variant, single_sql_plan, with_python_step
 from tasks.question import (
     StepResult,
@@ -171,7 +168,7 @@ def _answer(run: QuestionServices, question: str) -> QuestionResult:
         state = step_started(state, step_id)
         result = _run_step(run, state, step_id, intent, subset.table_names)
         state = _after_step(run, state, step_id, result)
-    return _finish(run, state, "failed", None, failure_report(state), _trail(state))
+    return _finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
 
 
 def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
@@ -224,10 +221,10 @@ def _answer_from(run: QuestionServices, state: ExecutionState, evidence: str) ->
         state = apply_decision(state, Decision(transition=Transition.TERMINATE,
                                                reason=f"no answer could be written: "
                                                       f"{output.reason}"))
-        return _finish(run, state, "failed", None, failure_report(state), _trail(state))
+        return _finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
     publish_answer_map(run.store, [a for step in state.steps.values() for a in step.artifacts],
                        state.question, run.settings)
-    return _finish(run, state, "answered", output, output.summary, _trail(state))
+    return _finish(run, state, "answered", output, output.summary, evidence_trail(state))
 
 
 def _finish(run: QuestionServices, state: ExecutionState, status: Outcome,
@@ -254,14 +251,6 @@ def _flow_run_id() -> str | None:
 
     run_id = flow_run.id
     return str(run_id) if run_id else None
-
-
-def _trail(state: ExecutionState) -> list[str]:
-    lines = [f"{step.id}: {step.summary or step.status.value}" for step in state.steps.values()]
-    lines.extend(f"tried: {line}" for line in state.tried)
-    lines.extend(f"{d.transition.value}{' ' + d.target if d.target else ''}: {d.reason}"
-                 for d in state.decisions if d.transition is not Transition.CONTINUE)
-    return lines
 
 
 def _production_services(settings: Settings, variant: str | None,

@@ -22,16 +22,14 @@ from geoask.state import (
     decide_after_plan_problem,
     decide_after_review,
     decide_after_success,
-    failure_report,
     next_pending_step,
-    recovery_count,
-    route,
     start,
     step_failed,
     step_started,
     step_succeeded,
     with_plan,
 )
+from geoask.state_report import failure_report, recovery_count, route
 
 CONSTRAINTS = ExecutionConstraints(
     computation_needed=True, geometry_needed=True, input_mode="single",
