@@ -90,5 +90,7 @@ def run(
             raise SandboxError(f"invalid limit: {problems}") from error
     outcome = BubblewrapSandbox.from_settings(settings).run(source, inputs or [], limits)
     typer.echo(outcome.model_dump_json(indent=2))
-    if not outcome.ok:
+    detail = outcome.failure_detail()
+    if detail is not None:
+        typer.echo(f"script failed: {detail}", err=True)
         raise typer.Exit(EXIT_SCRIPT_FAILED)

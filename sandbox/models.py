@@ -138,6 +138,31 @@ class SandboxOutcome(BaseModel):
         """True when the script succeeded and reported success."""
         return self.status == "success"
 
+    def failure_detail(self) -> str | None:
+        """None for a success with a valid protocol; else one line saying what went wrong.
+
+        ``<error kind> line <n>: <message>; hint: <hint>`` from the classified error, or
+        ``sandbox status <status>`` when there is none - the text the compute agent's retry,
+        the benchmark's verdict and ``geoask sandbox run`` all show.
+
+        >>> SandboxOutcome(status="timeout", error=ScriptError(kind="timeout", message="wall "
+        ...     "clock 10 s exceeded", hint="do less work")).failure_detail()
+        'timeout: wall clock 10 s exceeded; hint: do less work'
+        """
+        if self.ok and self.protocol is not None:
+            return None
+        error = self.error
+        if error is None:
+            return f"sandbox status {self.status}"
+        line = f" line {error.line}" if error.line else ""
+        return f"{error.kind}{line}: {error.message}" + (f"; hint: {error.hint}" if error.hint
+                                                          else "")
+
+    @property
+    def missing_fields(self) -> list[str]:
+        """The input field a failed script could not find, as a list (empty when none)."""
+        return [self.error.missing_field] if self.error and self.error.missing_field else []
+
 
 class Sandbox(Protocol):
     """Runs one generated Python script in isolation."""

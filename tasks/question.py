@@ -199,18 +199,13 @@ def run_python_step(
             output.script, [services.store.local_path(a.url) for a in artifacts])
         elapsed = (time.perf_counter() - begin) * 1000
         _save_outcome(services, step_id, outcome)
-        if not outcome.ok or outcome.protocol is None:
-            script_error = outcome.error
-            detail = (
-                f"{script_error.kind}: {script_error.message}"
-                + (f" (line {script_error.line})" if script_error.line else "")
-                + f"; hint: {script_error.hint}"
-            ) if script_error else f"sandbox status {outcome.status}"
+        detail = outcome.failure_detail()
+        if detail is not None:
             services.recorder.tool(step_id, "sandbox", "error", detail, elapsed)
-            missing = ([script_error.missing_field]
-                       if script_error and script_error.missing_field else [])
+            missing = outcome.missing_fields
             kind = "missing_field" if missing else "sandbox"
             return _failed(kind, detail, missing_fields=missing, attempted=output.script)
+        assert outcome.protocol is not None  # no failure detail: a valid protocol object
         services.recorder.tool(step_id, "sandbox", "ok", outcome.protocol.summary, elapsed)
         result = outcome.protocol.result
         result_url = services.store.write_json(

@@ -132,10 +132,10 @@ class ProgramRunner:
     ) -> Any:
         where = f"step {number} (python {step.name!r})"
         outcome = self.sandbox.run(step.script, inputs=[artifacts[name] for name in step.inputs])
-        if not outcome.ok or outcome.protocol is None:
-            detail = outcome.error.message if outcome.error else outcome.status
-            hint = f" [{outcome.error.kind} line {outcome.error.line}]" if outcome.error else ""
-            raise ProgramFailedError(f"{where}: {outcome.status}{hint}: {detail}")
+        detail = outcome.failure_detail()
+        if detail is not None:
+            raise ProgramFailedError(f"{where}: {outcome.status}: {detail}")
+        assert outcome.protocol is not None  # no failure detail: a valid protocol object
         path = work_dir / f"{step.name}.json"
         path.write_text(json.dumps(outcome.protocol.result), encoding="utf-8")
         artifacts[step.name] = path

@@ -70,3 +70,18 @@ def test_pinned_requirements_refuse_a_package_that_is_not_installed() -> None:
 
     with pytest.raises(SandboxError, match="not installed in geoask's environment"):
         pinned_requirements(("no-such-analysis-library>=1",))
+
+
+def test_failure_detail_is_one_line_for_every_caller() -> None:
+    from sandbox.models import ScriptError
+
+    assert success_outcome({"n": 1}).failure_detail() is None
+    error = ScriptError(kind="missing_field", message="KeyError: 'n'", line=3,
+                        hint="check the field", missing_field="n")
+    failed = success_outcome({}).model_copy(
+        update={"status": "exception", "protocol": None, "error": error})
+    assert failed.failure_detail() == "missing_field line 3: KeyError: 'n'; hint: check the field"
+    assert failed.missing_fields == ["n"]
+    bare = success_outcome({}).model_copy(update={"status": "protocol_error", "protocol": None})
+    assert bare.failure_detail() == "sandbox status protocol_error"
+    assert bare.missing_fields == []
