@@ -7,6 +7,7 @@ are in :mod:`geoask.drafts`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,13 +39,18 @@ class SqlAttempt:
 
 @dataclass(frozen=True)
 class SqlDeps:
-    """What the SQL agent sees."""
+    """What the SQL agent sees.
+
+    ``guard`` is the context the flow's guard checks the statements under (spatial policy, row
+    cap, the catalog's names); the agent checks its draft under the same one, with the step's
+    answer contract.
+    """
 
     question: str
     step: PlanStep
     schema_text: str
     constraints: ExecutionConstraints
-    policy: str
+    guard: GuardContext = field(default_factory=GuardContext)
     previous_attempts: list[SqlAttempt] = field(default_factory=list)
     # fields a downstream step found missing (dependency backtracking)
     required_fields: list[str] = field(default_factory=list)
@@ -97,7 +103,7 @@ def guard_violations(draft: SqlDraft, deps: SqlDeps) -> list[str]:
     ORDER BY and LIMIT), as the flow's guard does before running them.
     """
     contract = AnswerContract.TOPK if deps.step.top_k is not None else AnswerContract.NONE
-    context = GuardContext(policy=SpatialPolicy(deps.policy), contract=contract)
+    context = dataclasses.replace(deps.guard, contract=contract)
     errors = []
     for statement in draft.statements:
         violation = find_violation(statement.sql, context)
@@ -132,7 +138,7 @@ def geometry_exported(draft: SqlDraft, deps: SqlDeps) -> str | None:
         return None
     for statement in draft.statements:
         columns = output_columns(statement.sql) or []
-        if any(c == "*" or names_vector_column(c) for c in columns):
+        if any(c == "*" or names_vector_column(c, deps.guard.geometry_columns) for c in columns):
             return None
     return ("the constraints need geometry: select the geometry column (e.g. geom) of the "
             "features the Python step works on")
@@ -198,7 +204,7 @@ def prompt(deps: SqlDeps) -> str:
         "Execution constraints (JSON): " + deps.constraints.model_dump_json(
             include={"computation_needed", "geometry_needed", "temporal_comparison"},
             exclude_defaults=True),
-        f"Spatial policy: {deps.policy} ({POLICY_RULES[SpatialPolicy(deps.policy)]})",
+        f"Spatial policy: {deps.guard.policy.value} ({POLICY_RULES[deps.guard.policy]})",
         f"Schema:\n{deps.schema_text}",
     ]
     if deps.required_fields:

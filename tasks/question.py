@@ -136,7 +136,7 @@ def run_sql_step(
                 services, state.question, step, step.tables or schema_tables,
                 geometry=_geometry_useful(services, plan),
             ).prompt_text,
-            constraints=plan.constraints, policy=services.config.policy.value,
+            constraints=plan.constraints, guard=_guard_context(services, step),
             previous_attempts=[SqlAttempt(sql=f.attempted, error=f.message)
                                for f in step_state.failures],
             required_fields=step_state.required_fields,
@@ -363,10 +363,7 @@ def _execute_draft(
     services.store.write_text(f"{step_id}/attempt-{attempt}.sql", text)
     publish_markdown(artifact_key(step_id, "sql"),
                      f"# {step_id} SQL (attempt {attempt})\n\n" + code_block(text, "sql"))
-    context = GuardContext.from_settings(
-        services.settings, policy=services.config.policy,
-        contract=AnswerContract.TOPK if step.top_k else AnswerContract.NONE,
-        catalog=services.catalog)
+    context = _guard_context(services, step)
     record = functools.partial(services.recorder.tool, step_id)
     artifacts: list[ArtifactRef] = []
     executed: list[str] = []
@@ -398,6 +395,14 @@ def _execute_draft(
     summary = "; ".join(f"{a.name}: {a.row_count} rows" for a in artifacts)
     return StepResult(ok=True, artifacts=artifacts, summary=summary,
                       needs_python=draft.needs_python, executed_sql=executed)
+
+
+def _guard_context(services: QuestionServices, step: PlanStep) -> GuardContext:
+    """The guard's context of an SQL step: the variant's policy, settings, the catalog's names."""
+    return GuardContext.from_settings(
+        services.settings, policy=services.config.policy,
+        contract=AnswerContract.TOPK if step.top_k else AnswerContract.NONE,
+        catalog=services.catalog)
 
 
 def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutcome) -> None:

@@ -23,6 +23,7 @@ from geoask.drafts import SqlDraft, SqlRefusal, SqlStatement
 from geoask.errors import AgentOutputError
 from geoask.llm import model_call_error
 from geoask.scripted import ScriptedModel
+from geoask.sql.context import GuardContext
 from geoask.sql.shape import outer_limit, output_columns
 
 TOP5 = ("SELECT county_fips, county_name, population FROM demo.county_decadal_stats "
@@ -44,7 +45,7 @@ def deps(policy="separated", top_k=None, geometry=False, required=()) -> SqlDeps
                    step=make_step("sql-1", top_k=top_k),
                    schema_text="demo.county_decadal_stats(county_fips, census_year, population)",
                    constraints=make_constraints(geometry_needed=geometry),
-                   policy=policy, required_fields=list(required))
+                   guard=GuardContext(policy=policy), required_fields=list(required))
 
 
 # (title, sql list, deps, expected fragment or None)
@@ -133,7 +134,7 @@ def test_output_columns_and_limit(sql, columns, limit):
 def test_refusal_and_prompt():
     assert sql_errors(SqlRefusal(reason="no income table"), deps()) == []
     d = SqlDeps(question="q", step=make_step("sql-1"), schema_text="demo.t(a)",
-                constraints=make_constraints(), policy="separated",
+                constraints=make_constraints(), guard=GuardContext(policy="separated"),
                 previous_attempts=[SqlAttempt(sql="SELECT pop FROM demo.t",
                                               error="undefined_column: column pop")],
                 required_fields=["geoid"])

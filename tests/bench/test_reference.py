@@ -39,6 +39,7 @@ from geoask.catalog.model import load_catalog
 from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
 from geoask.plan import IntentRejection, RejectionType
 from geoask.settings import get_settings
+from geoask.sql.context import GuardContext
 from geoask.variants import Variant, plan_allowance
 
 models.ALLOW_MODEL_REQUESTS = False
@@ -84,7 +85,7 @@ def test_replies_pass_the_agents_validators(case):
         draft = replay.reply("sql", f"Question: {case.question}\n\nStep (JSON): "
                                     f"{plan_step.model_dump_json()}")
         assert sql_errors(draft, SqlDeps(case.question, plan_step, "", plan.constraints,
-                                         "separated")) == []
+                                         GuardContext(policy="separated"))) == []
 
 
 def test_plans_alternate_and_mirror_the_reference_steps():
