@@ -1,8 +1,9 @@
 """The composition root: the parts of a question run, built from settings in one place.
 
-Every entry point - ``geoask ask``, the ``answer-question`` flow, the benchmark, ``bench
-verify``, ``sql run`` and the service - takes its agent models from :func:`model_provider`
-and its SQL runner, sandbox, schema retriever and catalog from :func:`open_parts`, so a
+Every entry point - ``geoask ask``, the ``answer-question`` flow, the benchmark and the
+service - takes its agent models from :func:`model_provider` and its SQL runner, sandbox,
+schema retriever and catalog from :func:`open_parts`; ``bench verify`` takes its program
+runner from :func:`program_runner`. Each part is made by its own ``from_settings``, so a
 setting such as ``GEOASK_SQL_MAX_RESULT_MIB`` reaches all of them.
 """
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from geoask.bench.model import BenchmarkCase
+    from geoask.bench.runner import ProgramRunner
     from geoask.catalog.model import Catalog
     from geoask.retrieval.retriever import SchemaRetriever
     from geoask.sql.executor import PostgresSqlRunner
@@ -107,4 +109,27 @@ def open_parts(settings: Settings) -> RunParts:
         sandbox=BubblewrapSandbox.from_settings(settings),
         schema=open_retriever(settings, catalog),
         catalog=catalog,
+    )
+
+
+def program_runner(settings: Settings) -> ProgramRunner:
+    """The runner of benchmark programs (``bench verify``).
+
+    Reader-role SQL, the sandbox, and the guard's row cap and catalog names from settings (no
+    schema retriever needed).
+
+    Raises:
+        ConfigurationError, CatalogError, SandboxError: a part cannot be set up.
+
+    """
+    from geoask.bench.runner import ProgramRunner
+    from geoask.catalog.model import load_catalog
+    from geoask.sql.context import GuardContext
+    from geoask.sql.executor import PostgresSqlRunner
+    from sandbox.bubblewrap import BubblewrapSandbox
+
+    return ProgramRunner(
+        PostgresSqlRunner.from_settings(settings),
+        BubblewrapSandbox.from_settings(settings),
+        GuardContext.from_settings(settings, catalog=load_catalog(settings.catalog_path)),
     )

@@ -42,7 +42,9 @@ ONLY_OPTION = typer.Option(None, "--only", help="Only this case id (repeatable).
 
 
 def _runner() -> ProgramRunner:
-    return ProgramRunner.from_settings(get_settings())
+    from geoask.composition import program_runner
+
+    return program_runner(get_settings())
 
 
 @app.command("verify")

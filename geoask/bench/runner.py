@@ -15,17 +15,14 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from geoask.bench.model import Program, PythonStep, SqlStep
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.sql.context import GuardContext, SpatialPolicy
-from geoask.sql.executor import PostgresSqlRunner, SqlRunner
+from geoask.sql.executor import SqlRunner
 from geoask.sql.step import run_statement
 from sandbox.models import Sandbox
-
-if TYPE_CHECKING:
-    from geoask.settings import Settings
 
 
 class ProgramFailedError(GeoaskError):
@@ -62,22 +59,6 @@ class ProgramRunner:
     sql_runner: SqlRunner
     sandbox: Sandbox
     guard: GuardContext = field(default_factory=GuardContext)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ProgramRunner:
-        """The reader-role runner, the bubblewrap sandbox and the catalog's guard context.
-
-        Raises:
-            ConfigurationError, CatalogError, SandboxError: a part cannot be set up.
-
-        """
-        from geoask.catalog.model import load_catalog
-        from sandbox.bubblewrap import BubblewrapSandbox
-
-        return cls(PostgresSqlRunner.from_settings(settings),
-                   BubblewrapSandbox.from_settings(settings),
-                   GuardContext.from_settings(settings,
-                                              catalog=load_catalog(settings.catalog_path)))
 
     def run(self, program: Program, policy: SpatialPolicy | str, work_dir: Path) -> ProgramRun:
         """Run every step of ``program`` in order, writing artifacts into ``work_dir``.

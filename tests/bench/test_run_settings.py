@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 import geoask.bench.runs
-from geoask.bench.runner import ProgramRunner
 from geoask.bench.runs import shared_parts
+from geoask.composition import program_runner
 from geoask.errors import QueryExecutionError
 from geoask.settings import Settings
 from geoask.sql.context import GuardContext
@@ -55,7 +55,7 @@ def test_benchmark_result_size_cap_stops_a_large_result(database, changed, monke
 
 
 def test_bench_verify_runner_honours_every_run_setting(database, changed):
-    runner = ProgramRunner.from_settings(changed)
+    runner = program_runner(changed)
     assert runner.guard.row_cap == 1234
     assert runner.sql_runner.statement_timeout_s == 7
     assert runner.sql_runner.max_result_bytes == 1 * 1024 * 1024
