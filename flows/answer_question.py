@@ -1,7 +1,7 @@
 """The question flow: intent, schema, plan, SQL/Python steps, review, answer; bounded recovery.
 
 Run it with ``geoask ask "QUESTION"`` or ``answer_question("QUESTION")``. The flow only wires
-the tasks of ``tasks/question.py`` and drives the execution-state manager
+the tasks of ``tasks/question.py`` and ``tasks/steps.py`` and drives the execution-state manager
 (``geoask/state.py``): after every step or review it asks a pure ``decide_*`` function for the
 next transition (continue, revise, repair, replan, terminate) and applies it.
 
@@ -47,17 +47,15 @@ from geoask.state import (
 from geoask.state_report import evidence_trail, failure_report, recovery_count, route, state_summary
 from geoask.variants import parse_variant, single_sql_plan, with_python_step
 from tasks.question import (
-    StepResult,
     build_evidence,
     classify_intent,
     make_plan,
     retrieve_schema,
     review_evidence,
-    run_python_step,
-    run_sql_step,
     write_answer,
 )
 from tasks.services import QuestionServices, open_services
+from tasks.steps import StepResult, run_python_step, run_sql_step
 
 Outcome = Literal["answered", "rejected", "failed"]
 

@@ -1,39 +1,30 @@
 """The stages of the question flow, one small Prefect task each.
 
-Task names are stable for the UI: ``intent``, ``schema``, ``plan``, ``sql`` (runs named by step
-id: ``sql-1``...), ``python`` (``python-1``...), ``review``, ``answer``. Prefect retries a task
-only for transient model or database failures (``geoask.retry.TRANSIENT_RETRIES``); semantic
-failures come back as a :class:`StepResult` for the execution-state manager.
+Task names are stable for the UI: ``intent``, ``schema``, ``plan``, ``review``, ``answer`` here;
+``sql`` and ``python`` (runs named by step id: ``sql-1``, ``python-1``...) in
+:mod:`tasks.steps`. Prefect retries a task only for transient model or database failures
+(``geoask.retry.TRANSIENT_RETRIES``).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import time
-from pathlib import PurePosixPath
 from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
-from pydantic import BaseModel, Field
 
 from agents.answer import AnswerDeps, answer_agent
 from agents.answer import prompt as answer_prompt
-from agents.compute import ComputeAttempt, ComputeDeps, InputArtifact, compute_agent
-from agents.compute import prompt as compute_prompt
 from agents.intent import IntentDeps, intent_agent
 from agents.intent import prompt as intent_prompt
 from agents.planner import PlannerDeps, planner_agent
 from agents.planner import prompt as planner_prompt
 from agents.reviewer import ReviewerDeps, reviewer_agent
 from agents.reviewer import prompt as reviewer_prompt
-from agents.sql import SqlAttempt, SqlDeps, sql_agent
-from agents.sql import prompt as sql_prompt
 from geoask.answers import AnswerRefusal, FinalAnswer, payload_errors
 from geoask.catalog.model import TemporalGranularity
-from geoask.drafts import ComputeRefusal, SqlDraft, SqlRefusal
-from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.evidence import (
     python_evidence,
     records_from_artifact,
@@ -43,9 +34,7 @@ from geoask.evidence import (
 from geoask.plan import (
     Intent,
     IntentOutput,
-    Plan,
     PlanOutput,
-    PlanStep,
     Review,
     ReviewDecision,
     ReviewRefusal,
@@ -53,33 +42,12 @@ from geoask.plan import (
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import TRANSIENT_RETRIES
-from geoask.run_artifacts import (
-    artifact_key,
-    code_block,
-    publish_link,
-    publish_markdown,
-    publish_table,
-)
-from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
-from geoask.sql.step import run_statement
-from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
+from geoask.state import ExecutionState
 from geoask.variants import plan_allowance
-from sandbox.models import SandboxOutcome
 from tasks.agent_calls import call_agent
 from tasks.services import QuestionServices, catalog_summary
 
 _TASK = {"cache_policy": NO_CACHE, **TRANSIENT_RETRIES}
-
-
-class StepResult(BaseModel):
-    """What one run of an SQL or Python step produced: artifacts, or a classified failure."""
-
-    ok: bool
-    artifacts: list[ArtifactRef] = Field(default_factory=list)
-    summary: str = ""
-    failure: StepFailure | None = None
-    needs_python: bool = False
-    executed_sql: list[str] = Field(default_factory=list)
 
 
 @task(name="intent", task_run_name="intent", **_TASK)
@@ -116,113 +84,6 @@ def make_plan(
                            previous_failures=previous_failures)
         return call_agent(planner_agent, deps, planner_prompt(deps), models=services.models,
                           recorder=services.recorder, stage="plan")
-
-
-@task(name="sql", task_run_name="{step_id}", **_TASK)
-def run_sql_step(
-    services: QuestionServices, step_id: str, state: ExecutionState, schema_tables: list[str]
-) -> StepResult:
-    """Write, check, execute and export the SQL of one plan step (one attempt).
-
-    ``schema_tables``: the question's schema subset; the SQL agent sees the step's own tables
-    (or all of these when the plan names none).
-    """
-    with services.recorder.stage(step_id):
-        plan, step_state = _plan_and_step(state, step_id)
-        step = _plan_step(plan, step_id)
-        deps = SqlDeps(
-            question=state.question, step=step,
-            schema_text=step_schema(
-                services, state.question, step, step.tables or schema_tables,
-                geometry=_geometry_useful(services, plan),
-            ).prompt_text,
-            constraints=plan.constraints, guard=_guard_context(services, step),
-            previous_attempts=[SqlAttempt(sql=f.attempted, error=f.message)
-                               for f in step_state.failures],
-            required_fields=step_state.required_fields,
-        )
-        try:
-            draft = call_agent(sql_agent, deps, sql_prompt(deps), models=services.models,
-                               recorder=services.recorder, stage=step_id)
-        except GeoaskError as error:
-            return _failed("agent", str(error))
-        if isinstance(draft, SqlRefusal):
-            return _failed("refusal", f"the SQL agent refused: {draft.reason}")
-        return _execute_draft(services, step, step_state, draft)
-
-
-@task(name="python", task_run_name="{step_id}", **_TASK)
-def run_python_step(
-    services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent,
-    schema_tables: list[str],
-) -> StepResult:
-    """Write one script for the step and run it in the sandbox (one attempt).
-
-    The compute agent's schema outline holds the tables its input steps read (all of
-    ``schema_tables`` when those steps name none).
-    """
-    with services.recorder.stage(step_id):
-        plan, step_state = _plan_and_step(state, step_id)
-        step = _plan_step(plan, step_id)
-        upstream = [state.steps[i] for i in (step.inputs or list(state.steps)[
-            : list(state.steps).index(step_id)]) if i in state.steps]
-        artifacts = [a for s in upstream for a in s.artifacts]
-        deps = ComputeDeps(
-            question=state.question, step=step, constraints=plan.constraints,
-            inputs=[InputArtifact(name=a.name,
-                                  path_in_sandbox=f"/input/{PurePosixPath(a.url).name}",
-                                  preview=a.preview) for a in artifacts],
-            schema_text=step_schema(services, state.question, step,
-                                    _tables_read(plan, upstream) or schema_tables).outline_text,
-            executed_sql=[sql for s in upstream for sql in _executed_sql(s)],
-            intent=intent,
-            previous_attempts=[ComputeAttempt(script=f.attempted, error=f.message)
-                               for f in step_state.failures],
-        )
-        try:
-            output = call_agent(compute_agent, deps, compute_prompt(deps),
-                                models=services.models, recorder=services.recorder,
-                                stage=step_id)
-        except GeoaskError as error:
-            return _failed("agent", str(error))
-        if isinstance(output, ComputeRefusal):
-            kind = "missing_field" if output.missing_fields else "refusal"
-            return _failed(kind, f"the compute agent refused: {output.reason}",
-                           missing_fields=output.missing_fields)
-        attempt = step_state.attempts
-        script_url = services.store.write_text(f"{step_id}/script-{attempt}.py", output.script)
-        publish_markdown(artifact_key(step_id, "script"),
-                         f"# {step_id} script (attempt {attempt})\n\n{output.method}\n\n"
-                         + code_block(output.script, "python"))
-        begin = time.perf_counter()
-        outcome = services.sandbox.run(
-            output.script, [services.store.local_path(a.url) for a in artifacts])
-        elapsed = (time.perf_counter() - begin) * 1000
-        _save_outcome(services, step_id, outcome)
-        detail = outcome.failure_detail()
-        if detail is not None:
-            services.recorder.tool(step_id, "sandbox", "error", detail, elapsed)
-            missing = outcome.missing_fields
-            kind = "missing_field" if missing else "sandbox"
-            return _failed(kind, detail, missing_fields=missing, attempted=output.script)
-        assert outcome.protocol is not None  # no failure detail: a valid protocol object
-        services.recorder.tool(step_id, "sandbox", "ok", outcome.protocol.summary, elapsed)
-        result = outcome.protocol.result
-        result_url = services.store.write_json(
-            f"{step_id}/result.json",
-            {"summary": outcome.protocol.summary, "result": result, "script": script_url},
-        )
-        fields = sorted(result) if isinstance(result, dict) else sorted(
-            {k for row in result if isinstance(row, dict) for k in row})
-        reference = ArtifactRef(
-            name="result", url=result_url, format="json", fields=fields,
-            row_count=len(result) if isinstance(result, list) else None,
-            preview=python_evidence(outcome.protocol.summary, result, max_chars=2000),
-        )
-        files = [ArtifactRef(name=f.name, url=f.uri, format=f.media_type)
-                 for f in outcome.artifacts]
-        return StepResult(ok=True, artifacts=[reference, *files],
-                          summary=outcome.protocol.summary)
 
 
 @task(name="review", task_run_name="review", **_TASK)
@@ -306,40 +167,6 @@ def build_evidence(services: QuestionServices, state: ExecutionState) -> str:
     return "\n\n".join(parts)
 
 
-def step_schema(services: QuestionServices, question: str, step: PlanStep,
-                tables: list[str], geometry: bool = True) -> SchemaSubset:
-    """The schema of one subtask: exactly ``tables``, columns trimmed for it.
-
-    Columns are chosen for the question plus the step's objective and expected output;
-    ``geometry=False`` leaves geometry columns out.
-    """
-    begin = time.perf_counter()
-    subset = services.schema.retrieve(f"{question}\n{step.objective}\n{step.expected_output}",
-                                      within=tables, geometry=geometry)
-    services.recorder.tool(step.id, "retriever", "ok",
-                           f"tables {', '.join(subset.table_names)}; {subset.token_count} tokens",
-                           (time.perf_counter() - begin) * 1000)
-    return subset
-
-
-def _geometry_useful(services: QuestionServices, plan: Plan) -> bool:
-    """Whether the SQL agent has a use for geometry columns.
-
-    To compute with them (policy not separated), to export them (geometry needed), or for a
-    Python step it may still ask for (variants without a planner).
-    """
-    return (services.config.policy is not SpatialPolicy.SEPARATED
-            or plan.constraints.geometry_needed
-            or services.config.python_steps == "on_request")
-
-
-def _tables_read(plan: Plan, upstream: list[StepState]) -> list[str]:
-    """Tables the plan steps behind ``upstream`` name, in order, without repeats."""
-    steps = {step.id: step for step in plan.steps}
-    return list(dict.fromkeys(name for s in upstream if s.id in steps
-                              for name in steps[s.id].tables))
-
-
 def retrieval_intent(intent: Intent) -> RetrievalIntent | None:
     """Hard filters for schema retrieval from the intent (time step, years); None if none."""
     temporal = _enum_or_none(TemporalGranularity, intent.temporal_granularity)
@@ -351,93 +178,6 @@ def retrieval_intent(intent: Intent) -> RetrievalIntent | None:
         period_start=str(years[0]) if years else None,
         period_end=str(years[-1]) if years else None,
     )
-
-
-def _execute_draft(
-    services: QuestionServices, step: PlanStep, step_state: StepState, draft: SqlDraft
-) -> StepResult:
-    step_id = step.id
-    attempt = step_state.attempts
-    text = "\n\n".join(f"-- {s.name}: {s.purpose}\n{s.sql.rstrip().rstrip(';')};"
-                       for s in draft.statements)
-    services.store.write_text(f"{step_id}/attempt-{attempt}.sql", text)
-    publish_markdown(artifact_key(step_id, "sql"),
-                     f"# {step_id} SQL (attempt {attempt})\n\n" + code_block(text, "sql"))
-    context = _guard_context(services, step)
-    record = functools.partial(services.recorder.tool, step_id)
-    artifacts: list[ArtifactRef] = []
-    executed: list[str] = []
-    for statement in draft.statements:
-        try:
-            run = run_statement(statement.sql, context, services.sql_runner,
-                                services.store.url(step_id), name=statement.name,
-                                preview_rows=services.settings.sql_preview_rows,
-                                on_event=record)
-        except QueryRejectedError as error:
-            return _failed("guard", f"{statement.name}: {error}", attempted=text)
-        except QueryExecutionError as error:
-            return _failed("database", f"{statement.name}: {error}", attempted=text)
-        exported = run.exported
-        preview = exported.preview
-        fields = [c["name"] for c in preview.columns if c["name"] != preview.geometry_column]
-        if preview.geometry_column:
-            fields.append("geometry")
-        artifacts.append(ArtifactRef(
-            name=statement.name, url=exported.data_path, format=exported.format,
-            fields=fields, row_count=preview.row_count, preview=preview.to_text(),
-            sql=statement.sql))
-        executed.append(statement.sql)
-        publish_table(artifact_key(step_id, "preview", statement.name), preview.first_rows,
-                      f"{statement.name}: {preview.row_count} rows")
-        publish_link(artifact_key(step_id, "file", statement.name), exported.data_path,
-                     PurePosixPath(exported.data_path).name)
-    services.store.write_text(f"{step_id}/statements.sql", text)
-    summary = "; ".join(f"{a.name}: {a.row_count} rows" for a in artifacts)
-    return StepResult(ok=True, artifacts=artifacts, summary=summary,
-                      needs_python=draft.needs_python, executed_sql=executed)
-
-
-def _guard_context(services: QuestionServices, step: PlanStep) -> GuardContext:
-    """The guard's context of an SQL step: the variant's policy, settings, the catalog's names."""
-    return GuardContext.from_settings(
-        services.settings, policy=services.config.policy,
-        contract=AnswerContract.TOPK if step.top_k else AnswerContract.NONE,
-        catalog=services.catalog)
-
-
-def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutcome) -> None:
-    services.store.write_text(f"{step_id}/stdout.txt", outcome.stdout.text)
-    services.store.write_text(f"{step_id}/stderr.txt", outcome.stderr.text)
-    error = outcome.error.model_dump() if outcome.error else None
-    publish_markdown(
-        artifact_key(step_id, "output"),
-        f"# {step_id} sandbox run: {outcome.status}\n\nwall {outcome.wall_time_s:.2f} s, "
-        f"cpu {outcome.cpu_time_s:.2f} s, peak {outcome.peak_memory_mib:.0f} MiB\n\n"
-        f"error: {json.dumps(error)}\n\n## stdout (end)\n"
-        + code_block(outcome.stdout.text[-2000:]) + "\n\n## stderr\n"
-        + code_block(outcome.stderr.text[-2000:]),
-    )
-    for number, file in enumerate(outcome.artifacts, start=1):
-        publish_link(artifact_key(step_id, "file", str(number)), file.uri, file.name)
-
-
-def _executed_sql(step: StepState) -> list[str]:
-    return [a.sql for a in step.artifacts if a.sql]
-
-
-def _plan_and_step(state: ExecutionState, step_id: str) -> tuple[Plan, StepState]:
-    assert state.plan is not None, "a step runs only under a plan"
-    return state.plan, state.steps[step_id]
-
-
-def _plan_step(plan: Plan, step_id: str) -> PlanStep:
-    return next(step for step in plan.steps if step.id == step_id)
-
-
-def _failed(kind: str, message: str, *, missing_fields: list[str] | None = None,
-            attempted: str = "") -> StepResult:
-    return StepResult(ok=False, failure=StepFailure(
-        kind=kind, message=message, missing_fields=missing_fields or [], attempted=attempted))
 
 
 def _enum_or_none(enum: Any, value: str | None) -> Any:

@@ -208,7 +208,7 @@ def test_errors_that_end_a_run_become_user_errors(error, expected):
 def test_geometry_is_shown_to_sql_only_when_useful(variant, geometry_needed, expected):
     from types import SimpleNamespace
 
-    from tasks.question import _geometry_useful
+    from tasks.steps import _geometry_useful
 
     plan = sql_plan("count", AnswerType.SCALAR, ["n"], geometry=geometry_needed)
     services = SimpleNamespace(config=VARIANTS[variant])
