@@ -15,12 +15,17 @@ app = typer.Typer(help="Show and search the semantic catalog.", no_args_is_help=
 register_retrieval_commands(app)  # `geoask catalog index` and `geoask catalog search`
 
 
+def _rows(table: Table) -> str:
+    rows = table.expected_rows
+    return f"{rows:,}" if isinstance(rows, int) else rows
+
+
 def describe(table: Table) -> str:
     """Human-readable description of one table: theme, granularity, keys, columns."""
     coverage = (f"{table.temporal_coverage.start} to {table.temporal_coverage.end}"
                 if table.temporal_coverage else "none")
     lines = [
-        f"{table.name} — {table.title} ({table.expected_rows:,} rows)",
+        f"{table.name} — {table.title} ({_rows(table)} rows)",
         f"  {table.theme}",
         f"  spatial granularity: {table.spatial_granularity}; temporal: "
         f"{table.temporal_granularity}, coverage {coverage}",
