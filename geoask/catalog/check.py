@@ -193,12 +193,14 @@ def _check_range(conn: psycopg.Connection, rel: Relation, column: Column,
     if actual_low is None:
         return []
     if _less(actual_low, low) or _less(high, actual_high):
-        return [f"range [{low}, {high}] in the catalog, [{_text(actual_low)}, "
+        return [f"range [{_text(low)}, {_text(high)}] in the catalog, [{_text(actual_low)}, "
                 f"{_text(actual_high)}] in the database"]
     return []
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     return value.isoformat() if isinstance(value, dt.date | dt.datetime) else str(value)
 
 

@@ -269,10 +269,11 @@ def to_yaml(catalog: Catalog, header: str = "") -> str:
 def header_text(catalog: Catalog, database: str) -> str:
     """Comment lines that open a draft: where it came from and how many TODOs it has."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"# Draft semantic catalog of database {database}, written by `geoask catalog draft`"
-            f" on {stamp}.\n# Fill in every TODO ({len(catalog.todos())} left), confirm or delete"
-            " the inferred join paths,\n# then run `geoask catalog check --catalog FILE`."
-            " Extents are in each column's own CRS units.\n")
+    return (f"# Draft semantic catalog of database {database},\n"
+            f"# written by `geoask catalog draft` on {stamp}.\n"
+            f"# Fill in every TODO ({len(catalog.todos())} left), confirm or delete the inferred "
+            "join paths,\n# then run `geoask catalog check --catalog FILE`. Extents are in each "
+            "column's own CRS units.\n")
 
 
 def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
