@@ -16,8 +16,10 @@ from psycopg import sql
 from geoask.catalog.check import check_catalog, pg_type_name
 from geoask.catalog.ddl import column_comment, table_comment
 from geoask.catalog.draft import draft_catalog, to_yaml
+from geoask.catalog.introspect import read_only
 from geoask.catalog.model import TODO, load_catalog
 from geoask.db.cluster import READER_ROLE
+from geoask.errors import CatalogError
 
 pytestmark = pytest.mark.db
 
@@ -242,3 +244,37 @@ def test_draft_refuses_to_overwrite_without_force(database, tmp_path):
     assert forced.returncode == 0, forced.stderr
     assert load_catalog(out).schema_name == "demo"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["draft.yaml"]  # no temporary left
+
+
+def test_big_tables_are_estimated_and_sampled_not_scanned(extra):
+    catalog = draft_catalog(extra.reader_url, [EXTRA], threshold=10)
+    tracts = catalog.table("tracts")  # analysed in the fixture: reltuples = 30
+    assert (tracts.expected_rows, tracts.rows_estimated) == (30, True)
+    assert tracts.column("population").range == (100, 3000)  # pg_stats histogram bounds
+    cases = catalog.table("cases")  # never analysed: at least threshold + 1 rows
+    assert cases.rows_estimated and cases.expected_rows == 11
+    geom = tracts.column("geom").geo
+    assert geom is not None and geom.srid == 32618 and geom.extent is not None
+    # estimated row counts are not checked; everything else still holds
+    assert check_catalog(extra.reader_url, catalog, todos=False) == []
+
+
+def test_several_schemas_in_one_draft(extra):
+    catalog = draft_catalog(extra.reader_url, [EXTRA, "demo"])
+    assert catalog.schema_name == EXTRA
+    assert catalog.table("tracts").schema_name is None
+    assert catalog.table("us_states").schema_name == "demo"
+    assert check_catalog(extra.reader_url, catalog) == catalog.todos()
+
+
+def test_same_table_name_in_two_schemas_is_refused(extra):
+    with pytest.raises(CatalogError, match="table cases is in schemas byo_copy and byo_test"):
+        draft_catalog(extra.reader_url, [EXTRA, COPY])
+
+
+def test_the_draft_transaction_is_read_only(extra):
+    with read_only(extra.owner_url) as conn, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        conn.execute(sql.SQL("DELETE FROM {}.docks").format(sql.Identifier(EXTRA)))
+    with psycopg.connect(extra.reader_url) as conn:
+        assert conn.execute(sql.SQL("SELECT count(*) FROM {}.docks").format(
+            sql.Identifier(EXTRA))).fetchone() == (40,)
