@@ -143,6 +143,9 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
         data["range"] = profile.value_range(conn, rel, col, prof)
         if profile.is_temporal(col) and col.category == "N":
             data["unit"] = "year"
+            years = profile.distinct_numbers(conn, rel, col, prof, profile.MAX_VALUES + 1)
+            if 0 < len(years) <= profile.MAX_VALUES:
+                data["values"] = [int(y) for y in years]
         elif col.category == "N" and col.name not in keys:
             data["unit"] = TODO
     elif col.category == "S":

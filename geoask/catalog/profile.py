@@ -27,8 +27,8 @@ ROW_THRESHOLD = 100_000
 SAMPLE_ROWS = 10_000
 """Rows sampled from a bigger relation (and for geometry validity: at most 2,000)."""
 
-MAX_VALUES = 20
-"""A text column with at most this many distinct values gets a ``values`` list."""
+MAX_VALUES = 50
+"""A text or year column with at most this many distinct values gets a ``values`` list."""
 
 _YEAR_NAME = re.compile(r"^(year|yr|.*_year|year_.*)$", re.IGNORECASE)
 _TIME_OF_DAY = {"time", "timetz", "interval"}
