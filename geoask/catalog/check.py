@@ -2,8 +2,8 @@
 
 Compares, in one read-only transaction: every table (kind, row count unless estimated, primary
 and foreign keys) and column (exists, type as ``format_type`` spells it, SRID and geometry type,
-nullability, stated range), tables and columns the catalog lacks, and each join path (columns
-exist, comparable types, at least one matching row). The TODOs of the catalog
+nullability, stated range and values), tables and columns the catalog lacks, and each join
+path (columns exist, comparable types, at least one matching row). The TODOs of the catalog
 (:meth:`~geoask.catalog.model.Catalog.todos`) are listed last. Each problem is one line,
 ``table.column: problem`` (``table: ...`` for a table, ``left ~ right: ...`` for a join).
 """
@@ -158,7 +158,23 @@ def _check_column(conn: psycopg.Connection, rel: Relation, column: Column,
                    else "nullable in the database, NOT NULL in the catalog")
     if column.range is not None and not out:
         out += _check_range(conn, rel, column, live)
+    if column.values and not out:
+        out += _check_values(conn, rel, column)
     return out
+
+
+def _check_values(conn: psycopg.Connection, rel: Relation, column: Column) -> list[str]:
+    assert column.values is not None
+    col = sql.Identifier(column.name)
+    rows = _rows(conn, sql.SQL("SELECT DISTINCT {c}::text FROM {t} WHERE {c} IS NOT NULL AND "
+                               "NOT ({c}::text = ANY(%s)) ORDER BY 1 LIMIT 6")
+                 .format(c=col, t=rel.identifier), ([str(v) for v in column.values],))
+    if isinstance(rows, str):
+        return [f"values not checked ({rows})"]
+    if not rows:
+        return []
+    extra = ", ".join(repr(r[0]) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    return [f"values {extra} in the database are not among the catalog's values"]
 
 
 def _rows(conn: psycopg.Connection, query: sql.Composed | sql.SQL,

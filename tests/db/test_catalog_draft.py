@@ -198,12 +198,14 @@ def test_check_reports_missing_column_wrong_srid_wrong_type_and_range(extra, tmp
             "ALTER TABLE {s}.cases ALTER COLUMN cases TYPE bigint",
             "UPDATE {s}.cases SET year = 2010 WHERE year = 2004",
             "ALTER TABLE {s}.docks ADD COLUMN capacity integer",
+            "UPDATE {s}.docks SET status = 'demolished' WHERE dock_id = 3",
         ):
             conn.execute(sql.SQL(statement).format(s=sql.Identifier(COPY)))
     problems = check_catalog(extra.reader_url, catalog, todos=False)
     assert problems == [
         "cases.year: range [2000, 2004] in the catalog, [2000, 2010] in the database",
         "cases.cases: type integer in the catalog, bigint in the database",
+        "docks.status: values 'demolished' in the database are not among the catalog's values",
         "docks.capacity: column integer in the database is not in the catalog",
         "tract_points: no such table or view in schema byo_copy",
         "tracts.tract_name: column missing in the database",
