@@ -86,8 +86,8 @@ def check_catalog(url: str, catalog: Catalog, *, timeout_s: int = 30,
         for table in catalog.tables:
             rel = live.get((catalog.schema_of(table), table.name))
             if rel is None:
-                problems.append(f"{table.name}: no such table or view in schema "
-                                f"{catalog.schema_of(table)}")
+                problems.append(f"{table.name}: no table or view in schema "
+                                f"{catalog.schema_of(table)} that this role can read")
                 continue
             problems += _check_table(conn, table, rel)
         known = {(catalog.schema_of(t), t.name) for t in catalog.tables}
@@ -141,11 +141,6 @@ def _check_column(conn: psycopg.Connection, rel: Relation, column: Column,
     out: list[str] = []
     stated = spatial_modifiers(column.type)
     actual = spatial_modifiers(live.type)
-    if column.geo is not None and stated is None:  # e.g. a view's bare `geometry` column
-        stated = (column.geo.geometry_type, column.geo.srid)
-    if actual is None and rel.spatial.get(live.name) is not None:
-        info = rel.spatial[live.name]
-        actual = (info.geometry_type, info.srid)
     if stated is not None and actual is not None:
         if stated[1] != actual[1]:
             out.append(f"SRID {stated[1]} in the catalog, {actual[1]} in the database")
@@ -153,6 +148,8 @@ def _check_column(conn: psycopg.Connection, rel: Relation, column: Column,
             out.append(f"geometry type {stated[0]} in the catalog, {actual[0]} in the database")
     elif pg_type_name(column.type).lower().replace(" ", "") != live.type.lower().replace(" ", ""):
         out.append(f"type {column.type} in the catalog, {live.type} in the database")
+    elif column.geo is not None and live.name in rel.spatial:
+        out += _check_sampled_geometry(conn, rel, column)  # unconstrained `geometry` column
     if column.nullable == live.not_null and rel.kind == "table":
         out.append("NOT NULL in the database, nullable in the catalog" if live.not_null
                    else "nullable in the database, NOT NULL in the catalog")
@@ -175,6 +172,30 @@ def _check_values(conn: psycopg.Connection, rel: Relation, column: Column) -> li
         return []
     extra = ", ".join(repr(r[0]) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
     return [f"values {extra} in the database are not among the catalog's values"]
+
+
+def _check_sampled_geometry(conn: psycopg.Connection, rel: Relation,
+                            column: Column) -> list[str]:
+    """SRID and type of a column without type modifiers, from its first 1,000 values."""
+    assert column.geo is not None
+    col = sql.Identifier(column.name)
+    geom: sql.Composable = col
+    if column.type.lower().startswith("geography"):
+        geom = sql.SQL("{}::geometry").format(col)
+    rows = _rows(conn, sql.SQL("SELECT DISTINCT ST_SRID(g), upper(GeometryType(g)) FROM "
+                               "(SELECT {g} AS g FROM {t} WHERE {c} IS NOT NULL LIMIT 1000) v")
+                 .format(g=geom, t=rel.identifier, c=col))
+    if isinstance(rows, str):
+        return [f"SRID not checked ({rows})"]
+    out = []
+    srids, types = sorted({r[0] for r in rows}), sorted({r[1] for r in rows})
+    if srids and srids != [column.geo.srid]:
+        out.append(f"SRID {column.geo.srid} in the catalog, {', '.join(map(str, srids))} in the "
+                   "database (sampled)")
+    if types and types != [column.geo.geometry_type]:
+        out.append(f"geometry type {column.geo.geometry_type} in the catalog, "
+                   f"{', '.join(types)} in the database (sampled)")
+    return out
 
 
 def _rows(conn: psycopg.Connection, query: sql.Composed | sql.SQL,

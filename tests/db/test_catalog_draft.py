@@ -44,6 +44,7 @@ CREATE TABLE {s}.docks (dock_id integer PRIMARY KEY, status text,
                         geog geography(Point, 4326));
 CREATE VIEW {s}.tract_points AS
     SELECT geoid, ST_PointOnSurface(geom)::geometry(Point, 32618) AS geom FROM {s}.tracts;
+CREATE VIEW {s}.tract_centres AS SELECT geoid, ST_Centroid(geom) AS geom FROM {s}.tracts;
 INSERT INTO {s}.tracts
 SELECT 'T' || lpad(i::text, 10, '0'), 'Tract ' || i, (ARRAY['North', 'South'])[1 + i % 2],
        100 * i,
@@ -142,7 +143,8 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     assert catalog.schema_name == EXTRA
     assert catalog.description.startswith("Test schema")
     assert {t.name: t.kind for t in catalog.tables} == {
-        "cases": "table", "docks": "table", "tract_points": "view", "tracts": "table"}
+        "cases": "table", "docks": "table", "tract_centres": "view", "tract_points": "view",
+        "tracts": "table"}
     tracts, cases = catalog.table("tracts"), catalog.table("cases")
     assert tracts.expected_rows == 30 and cases.expected_rows == 150
     assert cases.primary_key == [] and tracts.primary_key == ["geoid"]
@@ -166,6 +168,10 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     view_geom = catalog.table("tract_points").column("geom")
     assert view_geom.geo is not None and view_geom.geo.srid == 32618
     assert catalog.table("tract_points").spatial_granularity == "point"
+    bare = catalog.table("tract_centres").column("geom")  # no type modifier: sampled
+    assert bare.type == "geometry"
+    assert bare.geo is not None and (bare.geo.geometry_type, bare.geo.srid) == ("POINT", 32618)
+    assert bare.unit == "metre (EPSG:32618)"
     geog = catalog.table("docks").column("geog")
     assert geog.geo is not None and (geog.geo.srid, geog.geo.crs_units) == (4326, "degree")
     assert catalog.table("docks").column("status").values == ["closed", "open", "planned"]
@@ -192,9 +198,13 @@ def test_check_reports_missing_column_wrong_srid_wrong_type_and_range(extra, tmp
     with psycopg.connect(extra.owner_url, autocommit=True) as conn:
         for statement in (
             "DROP VIEW {s}.tract_points",
+            "DROP VIEW {s}.tract_centres",
             "ALTER TABLE {s}.tracts DROP COLUMN tract_name",
             "ALTER TABLE {s}.tracts ALTER COLUMN geom TYPE geometry(MultiPolygon, 3857) "
             "USING ST_Transform(geom, 3857)",
+            "CREATE VIEW {s}.tract_centres AS SELECT geoid, "
+            "ST_Transform(ST_Centroid(geom), 4326) AS geom FROM {s}.tracts",
+            f"GRANT SELECT ON {{s}}.tract_centres TO {READER_ROLE}",
             "ALTER TABLE {s}.cases ALTER COLUMN cases TYPE bigint",
             "UPDATE {s}.cases SET year = 2010 WHERE year = 2004",
             "ALTER TABLE {s}.docks ADD COLUMN capacity integer",
@@ -207,7 +217,8 @@ def test_check_reports_missing_column_wrong_srid_wrong_type_and_range(extra, tmp
         "cases.cases: type integer in the catalog, bigint in the database",
         "docks.status: values 'demolished' in the database are not among the catalog's values",
         "docks.capacity: column integer in the database is not in the catalog",
-        "tract_points: no such table or view in schema byo_copy",
+        "tract_centres.geom: SRID 32618 in the catalog, 4326 in the database (sampled)",
+        "tract_points: no table or view in schema byo_copy that this role can read",
         "tracts.tract_name: column missing in the database",
         "tracts.geom: SRID 32618 in the catalog, 3857 in the database",
     ]
