@@ -9,14 +9,16 @@ import doctest
 import pytest
 
 import geoask.catalog.check
+import geoask.catalog.draft
 from geoask.catalog.check import pg_type_name, spatial_modifiers
 from geoask.catalog.draft import _step, to_yaml, write_atomically
 from geoask.catalog.model import TODO, load_catalog
 from geoask.errors import CatalogError
 
 
-def test_check_docstring_examples():
-    result = doctest.testmod(geoask.catalog.check)
+@pytest.mark.parametrize("module", [geoask.catalog.check, geoask.catalog.draft])
+def test_docstring_examples(module):
+    result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
 
 

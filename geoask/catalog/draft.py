@@ -99,7 +99,7 @@ def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, p
         "name": rel.name,
         **({} if rel.schema == home else {"schema": rel.schema}),
         "kind": rel.kind,
-        "title": TODO,
+        "title": _title(rel.comment),
         "theme": theme,
         "spatial_granularity": _spatial_granularity(columns),
         "temporal_granularity": step,
@@ -114,6 +114,18 @@ def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, p
             for fk in rel.foreign_keys if fk.ref_table in drafted],
         "columns": columns,
     })
+
+
+def _title(comment: str | None) -> str:
+    """The first sentence of a table comment (at most 100 characters), else TODO.
+
+    >>> _title("US states and DC. Boundaries from TIGER."), _title(None)
+    ('US states and DC', 'TODO')
+    """
+    if not comment or not comment.strip():
+        return TODO
+    first = re.split(r"(?<=[.!?])\s", comment.strip(), maxsplit=1)[0].rstrip(".!? ")
+    return first if 0 < len(first) <= 100 else TODO
 
 
 def _key_columns(rel: Relation) -> set[str]:

@@ -3,6 +3,12 @@
 The catalog is the one source of truth about the demo database: the loader creates tables,
 keys and ``COMMENT ON`` texts from it, the agents retrieve from it, and a test checks it against
 the live database. Geometries are stored in EPSG:4326 (WGS 84 longitude/latitude).
+
+A catalog drafted from another database by ``geoask catalog draft`` has the same shape. Fields
+a person must fill in hold the :data:`TODO` marker (theme, title, source, column meanings and
+units, granularities the data cannot tell); :meth:`Catalog.todos` lists them. The optional
+fields a draft adds (a table's ``schema`` and ``kind``, ``rows_estimated``, a column's ``geo``
+facts, a join path's ``inferred``) default to what the demo catalog means without them.
 """
 
 from __future__ import annotations

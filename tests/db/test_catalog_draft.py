@@ -95,6 +95,7 @@ def test_draft_of_demo_finds_tables_types_srids_keys_joins_comments(database):
         assert sorted((fk.columns, fk.ref_table, fk.ref_columns) for fk in got.foreign_keys) == \
             sorted((fk.columns, fk.ref_table, fk.ref_columns) for fk in table.foreign_keys)
         assert got.theme == table_comment(table)  # COMMENT ON TABLE harvested
+        assert got.title == table.title.rstrip(".")  # its first sentence
         assert [c.name for c in got.columns] == [c.name for c in table.columns]
         for column in table.columns:
             drafted_column = got.column(column.name)
@@ -186,7 +187,8 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     assert ("tract_points.geoid", "tracts.geoid", "attribute", True) in joins
     assert not any(j.left.endswith(".geom") for j in catalog.join_paths)
     todos = catalog.todos()
-    assert "tracts: title is TODO" in todos and "tracts.population: unit is TODO" in todos
+    assert tracts.title == "Census tracts of a test county, stored in UTM zone 18N metres"
+    assert "cases: title is TODO" in todos and "tracts.population: unit is TODO" in todos
     checked = _run("catalog", "check", "--catalog", str(out), "--database-url", extra.reader_url)
     assert checked.returncode == 1
     assert checked.stdout.splitlines() == todos
