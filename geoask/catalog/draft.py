@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 import yaml
+from pydantic import ValidationError
 
 from geoask.catalog import introspect, profile
 from geoask.catalog.introspect import LiveColumn, Relation
@@ -76,15 +77,26 @@ def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
         order = list(dict.fromkeys(schemas or [r.schema for r in rels]))
         home = order[0]
         postgis = introspect.postgis_schema(conn) or "public"
-        tables = [_table(conn, rel, home, threshold, postgis, {r.name for r in rels})
-                  for rel in rels]
-        comment = conn.execute("SELECT obj_description(%s::regnamespace, 'pg_namespace')",
-                               (home,)).fetchone()
+        try:
+            tables = [_table(conn, rel, home, threshold, postgis, {r.name for r in rels})
+                      for rel in rels]
+        except ValidationError as error:  # a bug of the draft, reported in one line
+            raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
+        comment = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
+                               "WHERE nspname = %s", (home,)).fetchone()
     description = (comment[0] if comment and comment[0] else TODO)
-    return Catalog.model_validate({
-        "version": 1, "schema": home, "description": description, "tables": tables,
-        "join_paths": _join_paths(rels),
-    })
+    try:
+        return Catalog.model_validate({
+            "version": 1, "schema": home, "description": description, "tables": tables,
+            "join_paths": _join_paths(rels),
+        })
+    except ValidationError as error:
+        raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
+
+
+def _one_line(error: ValidationError) -> str:
+    first = error.errors()[0]
+    return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
 
 
 def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, postgis: str,

@@ -44,6 +44,9 @@ CREATE TABLE {s}.docks (dock_id integer PRIMARY KEY, status text,
                         geog geography(Point, 4326));
 CREATE VIEW {s}.tract_points AS
     SELECT geoid, ST_PointOnSurface(geom)::geometry(Point, 32618) AS geom FROM {s}.tracts;
+CREATE TABLE {s}."Odd Name" ("Col A" integer PRIMARY KEY, geoid text, "Kind" text);
+INSERT INTO {s}."Odd Name" SELECT i, 'T' || lpad(i::text, 10, '0'), 'k' || i % 2
+FROM generate_series(1, 4) i;
 CREATE VIEW {s}.tract_centres AS SELECT geoid, ST_Centroid(geom) AS geom FROM {s}.tracts;
 INSERT INTO {s}.tracts
 SELECT 'T' || lpad(i::text, 10, '0'), 'Tract ' || i, (ARRAY['North', 'South'])[1 + i % 2],
@@ -144,8 +147,11 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     assert catalog.schema_name == EXTRA
     assert catalog.description.startswith("Test schema")
     assert {t.name: t.kind for t in catalog.tables} == {
-        "cases": "table", "docks": "table", "tract_centres": "view", "tract_points": "view",
-        "tracts": "table"}
+        "Odd Name": "table", "cases": "table", "docks": "table", "tract_centres": "view",
+        "tract_points": "view", "tracts": "table"}
+    odd = catalog.table("Odd Name")  # quoted identifiers survive
+    assert odd.primary_key == ["Col A"] and odd.column("Kind").values == ["k0", "k1"]
+    assert odd.column("Col A").range == (1, 4)
     tracts, cases = catalog.table("tracts"), catalog.table("cases")
     assert tracts.expected_rows == 30 and cases.expected_rows == 150
     assert cases.primary_key == [] and tracts.primary_key == ["geoid"]
@@ -185,6 +191,7 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     joins = {(j.left, j.right, j.kind, j.inferred) for j in catalog.join_paths}
     assert ("cases.geoid", "tracts.geoid", "attribute", True) in joins
     assert ("tract_points.geoid", "tracts.geoid", "attribute", True) in joins
+    assert ("Odd Name.geoid", "tracts.geoid", "attribute", True) in joins
     assert not any(j.left.endswith(".geom") for j in catalog.join_paths)
     todos = catalog.todos()
     assert tracts.title == "Census tracts of a test county, stored in UTM zone 18N metres"
@@ -289,7 +296,7 @@ def test_several_schemas_in_one_draft(extra):
 
 
 def test_same_table_name_in_two_schemas_is_refused(extra):
-    with pytest.raises(CatalogError, match="table cases is in schemas byo_copy and byo_test"):
+    with pytest.raises(CatalogError, match="table Odd Name is in schemas byo_copy and byo_test"):
         draft_catalog(extra.reader_url, [EXTRA, COPY])
 
 
