@@ -89,8 +89,8 @@ def catalog_summary(catalog: Catalog) -> str:
         span = table.temporal_coverage
         coverage = (f", {span.start} to {span.end}"
                     if span and span.start[:4] not in table.title else "")
-        lines.append(f"{table.name}: {table.title} ({table.spatial_granularity.value}; "
-                     f"{table.temporal_granularity.value}{coverage})")
+        lines.append(f"{table.name}: {table.title} ({table.spatial_granularity!s}; "
+                     f"{table.temporal_granularity!s}{coverage})")
     return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@ import yaml
 from psycopg import sql
 
 from geoask.catalog.ddl import column_comment, column_type, create_table
-from geoask.catalog.model import Catalog, Column, load_catalog
+from geoask.catalog.model import Catalog, Column, SpatialGranularity, load_catalog
 from geoask.errors import CatalogError
 
 VALID = {
@@ -105,3 +105,46 @@ def test_create_table_and_comment_texts():
     assert column_comment(column) == (
         "Precipitation total. Unit: mm. Range: 0.0 to 512.5. Abbreviations: pr = precipitation.")
     assert isinstance(column_type(column), sql.SQL)
+
+
+def test_todo_markers_load_and_are_listed(tmp_path):
+    data = _mutated(["tables", 0, "theme"], "TODO")
+    table = data["tables"][0]
+    table["spatial_granularity"] = "TODO"
+    table["temporal_granularity"] = "TODO"
+    table["expected_rows"] = "TODO"
+    table["columns"][0]["description"] = "TODO"
+    table["columns"][0]["unit"] = "TODO"
+    data["join_paths"][0]["inferred"] = True
+    file = tmp_path / "catalog.yaml"
+    file.write_text(yaml.safe_dump(data))
+    catalog = load_catalog(file)
+    name, column = table["name"], table["columns"][0]["name"]
+    path = data["join_paths"][0]
+    assert catalog.todos() == [
+        f"{name}: theme is TODO",
+        f"{name}: spatial_granularity is TODO",
+        f"{name}: temporal_granularity is TODO",
+        f"{name}: expected_rows is TODO",
+        f"{name}.{column}: description is TODO",
+        f"{name}.{column}: unit is TODO",
+        f"{path['left']} ~ {path['right']}: inferred join path; confirm it (inferred: false) "
+        "or delete it",
+    ]
+
+
+def test_demo_catalog_has_no_todos_and_loads_as_before():
+    catalog = load_catalog()
+    assert catalog.todos() == []
+    assert all(t.kind == "table" and t.schema_name is None and not t.rows_estimated
+               for t in catalog.tables)
+    assert all(isinstance(t.spatial_granularity, SpatialGranularity) for t in catalog.tables)
+    assert not any(j.inferred for j in catalog.join_paths)
+
+
+@pytest.mark.parametrize("value", ["todo", "TODO later", "short"])
+def test_only_the_exact_todo_marker_stands_in_for_a_theme(tmp_path, value):
+    file = tmp_path / "catalog.yaml"
+    file.write_text(yaml.safe_dump(_mutated(["tables", 0, "theme"], value)))
+    with pytest.raises(CatalogError, match="theme"):
+        load_catalog(file)

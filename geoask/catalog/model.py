@@ -3,6 +3,12 @@
 The catalog is the one source of truth about the demo database: the loader creates tables,
 keys and ``COMMENT ON`` texts from it, the agents retrieve from it, and a test checks it against
 the live database. Geometries are stored in EPSG:4326 (WGS 84 longitude/latitude).
+
+A catalog drafted from another database by ``geoask catalog draft`` has the same shape. Fields
+a person must fill in hold the :data:`TODO` marker (theme, title, source, column meanings and
+units, granularities the data cannot tell); :meth:`Catalog.todos` lists them. The optional
+fields a draft adds (a table's ``schema`` and ``kind``, ``rows_estimated``, a column's ``geo``
+facts, a join path's ``inferred``) default to what the demo catalog means without them.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -19,6 +25,12 @@ from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
+
+TODO: Literal["TODO"] = "TODO"
+"""Marker for a field a person must fill in (written by ``geoask catalog draft``)."""
+
+Todo = Literal["TODO"]
+"""The type of the :data:`TODO` marker; a field typed ``X | Todo`` accepts it."""
 
 
 class SpatialGranularity(StrEnum):
@@ -47,12 +59,29 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class GeoInfo(_Strict):
+    """Facts about a geometry or geography column measured by ``geoask catalog draft``.
+
+    ``extent`` is ``[xmin, ymin, xmax, ymax]`` in the column's own CRS units (degrees for
+    EPSG:4326, metres for UTM); ``valid_share`` is the share (0-1) of ``ST_IsValid`` geometries
+    in a sample of ``sampled`` non-NULL values.
+    """
+
+    geometry_type: str
+    srid: int
+    crs_name: str | None = None
+    crs_units: str | None = None
+    extent: tuple[float, float, float, float] | None = None
+    valid_share: float | None = Field(default=None, ge=0.0, le=1.0)
+    sampled: int | None = Field(default=None, ge=0)
+
+
 class Column(_Strict):
     """One column: PostgreSQL type, meaning, unit, allowed values or range, abbreviations."""
 
     name: str
     type: str = Field(description="PostgreSQL type, e.g. 'char(2)', 'geometry(MultiPolygon,4326)'.")
-    description: str = Field(min_length=10)
+    description: Annotated[str, Field(min_length=10)] | Todo
     nullable: bool = True
     unit: str | None = None
     values: list[str | int] | None = Field(default=None, description="Allowed values, if few.")
@@ -61,6 +90,9 @@ class Column(_Strict):
     )
     abbreviations: dict[str, str] = Field(default_factory=dict)
     example: str | None = None
+    geo: GeoInfo | None = Field(
+        default=None, description="Measured facts of a geometry/geography column (drafts)."
+    )
 
     @property
     def spatial(self) -> SpatialKind | None:
@@ -83,6 +115,9 @@ class ForeignKey(_Strict):
     columns: list[str]
     ref_table: str
     ref_columns: list[str]
+    ref_schema: str | None = Field(
+        default=None, description="Schema of ref_table when not the referencing table's."
+    )
 
 
 class TemporalCoverage(_Strict):
@@ -96,13 +131,22 @@ class Table(_Strict):
     """One table of the data schema with its theme, granularity, coverage, keys and columns."""
 
     name: str
+    schema_name: str | None = Field(
+        default=None, alias="schema", description="Schema of the table; default: the catalog's."
+    )
+    kind: Literal["table", "view", "materialized_view", "foreign_table"] = "table"
     title: str
-    theme: str = Field(min_length=20, description="Theme summary used for retrieval.")
-    spatial_granularity: SpatialGranularity
-    temporal_granularity: TemporalGranularity
+    theme: Annotated[str, Field(min_length=20)] | Todo = Field(
+        description="Theme summary used for retrieval."
+    )
+    spatial_granularity: SpatialGranularity | Todo
+    temporal_granularity: TemporalGranularity | Todo
     temporal_coverage: TemporalCoverage | None = None
     source: str = Field(description="Provenance in one line; details in demo_data/PROVENANCE.md.")
-    expected_rows: int = Field(gt=0)
+    expected_rows: Annotated[int, Field(gt=0)] | Todo
+    rows_estimated: bool = Field(
+        default=False, description="expected_rows is a planner estimate (big table), not a count."
+    )
     primary_key: list[str]
     foreign_keys: list[ForeignKey] = Field(default_factory=list)
     columns: list[Column]
@@ -141,10 +185,15 @@ class JoinPath(_Strict):
     right: str
     kind: Literal["foreign_key", "attribute", "spatial"]
     description: str
+    inferred: bool = Field(
+        default=False,
+        description="Guessed by `catalog draft` from same-named, same-typed key columns; a "
+        "person confirms it (and sets this false) or deletes it.",
+    )
 
 
 class Catalog(_Strict):
-    """The whole semantic catalog of one data schema."""
+    """The whole semantic catalog of one data schema (tables may name another ``schema``)."""
 
     version: int
     schema_name: str = Field(alias="schema")
@@ -171,6 +220,30 @@ class Catalog(_Strict):
                     by_name[table].column(col)
         return self
 
+    def schema_of(self, table: Table) -> str:
+        """The schema ``table`` lives in: its own ``schema`` or the catalog's."""
+        return table.schema_name or self.schema_name
+
+    def todos(self) -> list[str]:
+        """Every field still marked :data:`TODO`, and every inferred join path, one line each.
+
+        Lines read ``table: field``, ``table.column: field`` or ``join left ~ right: ...``;
+        an empty list means a person has filled in the draft. Never raises.
+        """
+        lines: list[str] = []
+        if self.description == TODO:
+            lines.append("catalog: description is TODO")
+        for t in self.tables:
+            lines += [f"{t.name}: {field} is TODO" for field, value in _fields(t) if value == TODO]
+            for c in t.columns:
+                lines += [f"{t.name}.{c.name}: {field} is TODO"
+                          for field, value in _fields(c) if value == TODO]
+        lines += [f"{j.left} ~ {j.right}: inferred join path; confirm it (inferred: false) or "
+                  "delete it" for j in self.join_paths if j.inferred]
+        lines += [f"{j.left} ~ {j.right}: description is TODO"
+                  for j in self.join_paths if j.description == TODO]
+        return lines
+
     @cached_property
     def by_name(self) -> dict[str, Table]:
         """Tables keyed by name."""
@@ -183,6 +256,10 @@ class Catalog(_Strict):
         except KeyError:
             known = ", ".join(sorted(self.by_name))
             raise CatalogError(f"no table {name!r} in the catalog; known tables: {known}") from None
+
+
+def _fields(model: BaseModel) -> list[tuple[str, Any]]:
+    return [(name, getattr(model, name)) for name in type(model).model_fields]
 
 
 def load_catalog(path: Path = CATALOG_PATH) -> Catalog:

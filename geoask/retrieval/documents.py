@@ -64,10 +64,10 @@ def table_documents(table: Table) -> list[SchemaDocument]:
     The summary gives name, title, granularity and coverage; a table's similarity to a query is
     the best over its documents.
     """
-    step = table.temporal_granularity.value
+    step = str(table.temporal_granularity)
     summary = (
         f"{table.name.replace('_', ' ')}: {table.title}. "
-        f"One row per {table.spatial_granularity.value.replace('_', ' ')}"
+        f"One row per {str(table.spatial_granularity).replace('_', ' ')}"
         f"{'' if step == 'static' else ' and ' + step + ' period'}"
         f"; coverage {coverage_text(table)}."
     )

@@ -88,9 +88,10 @@ class RetrievalIntent(BaseModel):
 
 def passes_time_step(table: Table, needed: TemporalGranularity | None) -> bool:
     """True if ``table`` is static or its time step is at least as fine as ``needed``."""
-    if needed is None or needed is T.STATIC or table.temporal_granularity is T.STATIC:
-        return True
-    return TIME_STEP_RANK[table.temporal_granularity] <= TIME_STEP_RANK[needed]
+    step = table.temporal_granularity
+    if needed is None or needed is T.STATIC or not isinstance(step, T) or step is T.STATIC:
+        return True  # a draft's TODO time step filters nothing out
+    return TIME_STEP_RANK[step] <= TIME_STEP_RANK[needed]
 
 
 def coverage_bounds(coverage: TemporalCoverage) -> tuple[date, date]:

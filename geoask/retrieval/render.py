@@ -28,7 +28,7 @@ def _is_text(column_type: str) -> bool:
 
 def _granularity(table: Table) -> str:
     """'state, static', 'grid_cell, monthly; 1999-01-01 to 1999-12-01': unit, step, coverage."""
-    text = f"{table.spatial_granularity.value}, {table.temporal_granularity.value}"
+    text = f"{table.spatial_granularity!s}, {table.temporal_granularity!s}"
     return text + (f"; {coverage_text(table)}" if table.temporal_coverage else "")
 
 

@@ -1,0 +1,298 @@
+"""``geoask catalog check``: whether the live database still matches a catalog.
+
+Compares, in one read-only transaction: every table (kind, row count unless estimated, primary
+and foreign keys) and column (exists, type as ``format_type`` spells it, SRID and geometry type,
+nullability, stated range and values), tables and columns the catalog lacks, and each join
+path (columns exist, comparable types, at least one matching row). The TODOs of the catalog
+(:meth:`~geoask.catalog.model.Catalog.todos`) are listed last. Each problem is one line,
+``table.column: problem`` (``table: ...`` for a table, ``left ~ right: ...`` for a join).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from geoask.catalog import introspect, profile
+from geoask.catalog.introspect import LiveColumn, Relation
+from geoask.catalog.model import Catalog, Column, Table
+
+_PG_NAMES = [
+    (re.compile(r"^char\((\d+)\)$", re.I), r"character(\1)"),
+    (re.compile(r"^varchar\((\d+)\)$", re.I), r"character varying(\1)"),
+    (re.compile(r"^time$", re.I), "time without time zone"),
+    (re.compile(r"^timestamp$", re.I), "timestamp without time zone"),
+    (re.compile(r"^timestamptz$", re.I), "timestamp with time zone"),
+    (re.compile(r"^(int|int4)$", re.I), "integer"),
+    (re.compile(r"^int8$", re.I), "bigint"),
+    (re.compile(r"^int2$", re.I), "smallint"),
+    (re.compile(r"^(float8|float)$", re.I), "double precision"),
+    (re.compile(r"^float4$", re.I), "real"),
+    (re.compile(r"^bool$", re.I), "boolean"),
+    (re.compile(r"^numeric\((\d+),\s*(\d+)\)$", re.I), r"numeric(\1,\2)"),
+]
+_SPATIAL_TYPE = re.compile(r"^(geometry|geography)\((\w+)(?:,\s*(\d+))?\)$", re.I)
+
+
+def pg_type_name(catalog_type: str) -> str:
+    """A catalog column type as PostgreSQL's ``format_type()`` spells it.
+
+    >>> pg_type_name("char(2)"), pg_type_name("varchar(40)"), pg_type_name("integer")
+    ('character(2)', 'character varying(40)', 'integer')
+    """
+    text = catalog_type.strip()
+    for pattern, replacement in _PG_NAMES:
+        if pattern.match(text):
+            return pattern.sub(replacement, text)
+    return text
+
+
+def spatial_modifiers(type_name: str) -> tuple[str, int] | None:
+    """``(GEOMETRYTYPE, srid)`` of ``geometry(Type,SRID)``/``geography(...)``; None otherwise.
+
+    A missing SRID is 0 for geometry and 4326 for geography (PostGIS's defaults).
+
+    >>> spatial_modifiers("geometry(MultiPolygon,32618)"), spatial_modifiers("text")
+    (('MULTIPOLYGON', 32618), None)
+    """
+    match = _SPATIAL_TYPE.match(type_name.strip())
+    if match is None:
+        return None
+    default = 4326 if match.group(1).lower() == "geography" else 0
+    return match.group(2).upper(), int(match.group(3) or default)
+
+
+def check_catalog(url: str, catalog: Catalog, *, timeout_s: int = 30,
+                  todos: bool = True) -> list[str]:
+    """Problems between ``catalog`` and the database at ``url``, one line each ([] = clean).
+
+    Ranges are checked against exact ``min``/``max`` (each query bounded by ``timeout_s``;
+    a query that fails is reported, not raised); row counts only for tables whose
+    ``expected_rows`` is not an estimate. With ``todos`` the catalog's TODO lines come last.
+
+    Raises:
+        DatabaseError: the database cannot be reached.
+
+    """
+    problems: list[str] = []
+    with introspect.read_only(url, timeout_s) as conn:
+        schemas = sorted({catalog.schema_of(t) for t in catalog.tables})
+        live = {(r.schema, r.name): r for r in introspect.relations(conn)
+                if r.schema in schemas}
+        for table in catalog.tables:
+            rel = live.get((catalog.schema_of(table), table.name))
+            if rel is None:
+                problems.append(f"{table.name}: no table or view in schema "
+                                f"{catalog.schema_of(table)} that this role can read")
+                continue
+            problems += _check_table(conn, table, rel)
+        known = {(catalog.schema_of(t), t.name) for t in catalog.tables}
+        problems += [f"{name}: {rel.kind} in schema {schema} is not in the catalog"
+                     for (schema, name), rel in sorted(live.items())
+                     if (schema, name) not in known]
+        problems += _check_joins(conn, catalog, live)
+    if todos:
+        problems += catalog.todos()
+    return problems
+
+
+def _check_table(conn: psycopg.Connection, table: Table, rel: Relation) -> list[str]:
+    out: list[str] = []
+    if rel.kind != table.kind:
+        out.append(f"{table.name}: is a {rel.kind} in the database, a {table.kind} in the catalog")
+    for column in table.columns:
+        live = rel.column(column.name)
+        if live is None:
+            out.append(f"{table.name}.{column.name}: column missing in the database")
+            continue
+        out += [f"{table.name}.{column.name}: {p}" for p in _check_column(conn, rel, column, live)]
+    declared = {c.name for c in table.columns}
+    out += [f"{table.name}.{c.name}: column {c.type} in the database is not in the catalog"
+            for c in rel.columns if c.name not in declared]
+    if table.primary_key != rel.primary_key:
+        out.append(f"{table.name}: primary key ({', '.join(table.primary_key)}) in the catalog, "
+                   f"({', '.join(rel.primary_key)}) in the database")
+    stated = {(tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))
+              for fk in table.foreign_keys}
+    actual = {(tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))
+              for fk in rel.foreign_keys}
+    out += [f"{table.name}: foreign key ({', '.join(c)}) -> {t}({', '.join(r)}) is not declared "
+            "in the database" for c, t, r in sorted(stated - actual)]
+    out += [f"{table.name}: foreign key ({', '.join(c)}) -> {t}({', '.join(r)}) in the database "
+            "is not in the catalog" for c, t, r in sorted(actual - stated)]
+    if isinstance(table.expected_rows, int) and not table.rows_estimated:
+        counted = _rows(conn, sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} LIMIT %s) s")
+                        .format(rel.identifier), (max(table.expected_rows, profile.ROW_THRESHOLD)
+                                                  + 1,))
+        if isinstance(counted, str):
+            out.append(f"{table.name}: row count not checked ({counted})")
+        elif counted[0][0] != table.expected_rows:
+            out.append(f"{table.name}: expected_rows {table.expected_rows}, the database has "
+                       f"{counted[0][0]}{'+' if counted[0][0] > profile.ROW_THRESHOLD else ''}")
+    return out
+
+
+def _check_column(conn: psycopg.Connection, rel: Relation, column: Column,
+                  live: LiveColumn) -> list[str]:
+    out: list[str] = []
+    stated = spatial_modifiers(column.type)
+    actual = spatial_modifiers(live.type)
+    if stated is not None and actual is not None:
+        if stated[1] != actual[1]:
+            out.append(f"SRID {stated[1]} in the catalog, {actual[1]} in the database")
+        if stated[0] != actual[0]:
+            out.append(f"geometry type {stated[0]} in the catalog, {actual[0]} in the database")
+    elif pg_type_name(column.type).lower().replace(" ", "") != live.type.lower().replace(" ", ""):
+        out.append(f"type {column.type} in the catalog, {live.type} in the database")
+    elif column.geo is not None and live.name in rel.spatial:
+        out += _check_sampled_geometry(conn, rel, column)  # unconstrained `geometry` column
+    if column.nullable == live.not_null and rel.kind == "table":
+        out.append("NOT NULL in the database, nullable in the catalog" if live.not_null
+                   else "nullable in the database, NOT NULL in the catalog")
+    if column.range is not None and not out:
+        out += _check_range(conn, rel, column, live)
+    if column.values and not out:
+        out += _check_values(conn, rel, column)
+    return out
+
+
+def _check_values(conn: psycopg.Connection, rel: Relation, column: Column) -> list[str]:
+    assert column.values is not None
+    col = sql.Identifier(column.name)
+    rows = _rows(conn, sql.SQL("SELECT DISTINCT {c}::text FROM {t} WHERE {c} IS NOT NULL AND "
+                               "NOT ({c}::text = ANY(%s)) ORDER BY 1 LIMIT 6")
+                 .format(c=col, t=rel.identifier), ([str(v) for v in column.values],))
+    if isinstance(rows, str):
+        return [f"values not checked ({rows})"]
+    if not rows:
+        return []
+    extra = ", ".join(repr(r[0]) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    return [f"values {extra} in the database are not among the catalog's values"]
+
+
+def _check_sampled_geometry(conn: psycopg.Connection, rel: Relation,
+                            column: Column) -> list[str]:
+    """SRID and type of a column without type modifiers, from its first 1,000 values."""
+    assert column.geo is not None
+    col = sql.Identifier(column.name)
+    geom: sql.Composable = col
+    if column.type.lower().startswith("geography"):
+        geom = sql.SQL("{}::geometry").format(col)
+    rows = _rows(conn, sql.SQL("SELECT DISTINCT ST_SRID(g), upper(GeometryType(g)) FROM "
+                               "(SELECT {g} AS g FROM {t} WHERE {c} IS NOT NULL LIMIT 1000) v")
+                 .format(g=geom, t=rel.identifier, c=col))
+    if isinstance(rows, str):
+        return [f"SRID not checked ({rows})"]
+    out = []
+    srids, types = sorted({r[0] for r in rows}), sorted({r[1] for r in rows})
+    if srids and srids != [column.geo.srid]:
+        out.append(f"SRID {column.geo.srid} in the catalog, {', '.join(map(str, srids))} in the "
+                   "database (sampled)")
+    if types and types != [column.geo.geometry_type]:
+        out.append(f"geometry type {column.geo.geometry_type} in the catalog, "
+                   f"{', '.join(types)} in the database (sampled)")
+    return out
+
+
+def _rows(conn: psycopg.Connection, query: sql.Composed | sql.SQL,
+          params: Any = None) -> list[Any] | str:
+    try:
+        with conn.transaction():
+            return conn.execute(query, params).fetchall()
+    except psycopg.Error as error:
+        return introspect.first_line(error)
+
+
+def _check_range(conn: psycopg.Connection, rel: Relation, column: Column,
+                 live: LiveColumn) -> list[str]:
+    assert column.range is not None
+    low, high = column.range
+    col = sql.Identifier(column.name)
+    if live.category == "S":
+        rows = _rows(conn, sql.SQL("SELECT min({c}::text), max({c}::text), count(*) FILTER "
+                                   "(WHERE {c}::text < %s OR {c}::text > %s) FROM {t}")
+                     .format(c=col, t=rel.identifier), (str(low), str(high)))
+        if isinstance(rows, str):
+            return [f"range not checked ({rows})"]
+        if rows[0][2]:
+            return [f"range [{low}, {high}] in the catalog, [{rows[0][0]}, {rows[0][1]}] in the "
+                    "database"]
+        return []
+    rows = _rows(conn, sql.SQL("SELECT min({c}), max({c}) FROM {t}").format(c=col,
+                                                                            t=rel.identifier))
+    if isinstance(rows, str):
+        return [f"range not checked ({rows})"]
+    actual_low, actual_high = rows[0]
+    if actual_low is None:
+        return []
+    if _less(actual_low, low) or _less(high, actual_high):
+        return [f"range [{_text(low)}, {_text(high)}] in the catalog, [{_text(actual_low)}, "
+                f"{_text(actual_high)}] in the database"]
+    return []
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value.isoformat() if isinstance(value, dt.date | dt.datetime) else str(value)
+
+
+def _less(a: Any, b: Any) -> bool:
+    """Whether a < b for numbers, dates and ISO strings (dates are compared as dates)."""
+    if isinstance(a, dt.date | dt.datetime) or isinstance(b, dt.date | dt.datetime):
+        a, b = _as_time(a), _as_time(b)
+        if type(a) is not type(b):
+            return str(a) < str(b)
+    elif isinstance(a, str) or isinstance(b, str):
+        return str(a) < str(b)
+    return bool(a < b)
+
+
+def _as_time(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return dt.datetime.fromisoformat(value) if "T" in value or " " in value \
+                else dt.date.fromisoformat(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _check_joins(conn: psycopg.Connection, catalog: Catalog,
+                 live: dict[tuple[str, str], Relation]) -> list[str]:
+    out: list[str] = []
+    for path in catalog.join_paths:
+        label = f"{path.left} ~ {path.right}"
+        ends = []
+        for end in (path.left, path.right):
+            name, _, col = end.partition(".")
+            rel = live.get((catalog.schema_of(catalog.table(name)), name))
+            ends.append((rel, col))
+        if any(rel is None for rel, _ in ends):
+            continue  # reported with the table
+        (lrel, lcol), (rrel, rcol) = ends
+        assert lrel is not None and rrel is not None
+        if path.kind == "spatial":
+            out += [f"{label}: {rel.name} has no geometry or geography column"
+                    for rel in (lrel, rrel) if not rel.spatial]
+            continue
+        left, right = lrel.column(lcol), rrel.column(rcol)
+        if left is None or right is None:
+            missing = path.left if left is None else path.right
+            out.append(f"{label}: column {missing} missing in the database")
+            continue
+        if left.category != right.category:
+            out.append(f"{label}: types {left.type} and {right.type} do not match")
+            continue
+        rows = _rows(conn, sql.SQL("SELECT EXISTS (SELECT 1 FROM {} l JOIN {} r ON l.{} = r.{})")
+                     .format(lrel.identifier, rrel.identifier, sql.Identifier(lcol),
+                             sql.Identifier(rcol)))
+        if isinstance(rows, str):
+            out.append(f"{label}: not checked ({rows})")
+        elif not rows[0][0]:
+            out.append(f"{label}: no row of {lrel.name} matches a row of {rrel.name}")
+    return out

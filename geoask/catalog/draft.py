@@ -1,0 +1,332 @@
+"""``geoask catalog draft``: a catalog YAML drafted from any PostgreSQL/PostGIS database.
+
+The draft follows the shape of ``geoask/catalog/catalog.yaml``: per table or view its kind,
+row count, keys, declared foreign keys, ``COMMENT ON`` texts, and per column its type,
+nullability, range, few distinct values and, for geometry/geography columns, geometry type,
+SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`). Join
+paths are the declared foreign keys plus *inferred* ones (same-named, same-typed key columns;
+``inferred: true``). What the database cannot tell (titles, themes, provenance, units of
+numbers, a polygon table's spatial unit) is written as ``TODO`` for a person to fill in;
+``Catalog.todos()`` and ``geoask catalog check`` list them. The draft validates as a
+:class:`~geoask.catalog.model.Catalog` before it is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import yaml
+from pydantic import ValidationError
+
+from geoask.catalog import introspect, profile
+from geoask.catalog.introspect import LiveColumn, Relation
+from geoask.catalog.model import (
+    TODO,
+    Catalog,
+    Column,
+    ForeignKey,
+    GeoInfo,
+    JoinPath,
+    SpatialGranularity,
+    Table,
+    TemporalCoverage,
+    TemporalGranularity,
+)
+from geoask.errors import CatalogError
+
+_INTEGER = re.compile(r"^(smallint|integer|bigint|numeric\(\d+,\s*0\))$")
+_KEY_NAME = re.compile(
+    r"^(.+_(id|fips|code|key|no|num|iso|iso_a[23]|abbr|uid|gid)|fips|geoid|iso_a[23]|"
+    r"[a-z]+_fips)$", re.IGNORECASE)
+
+
+def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
+                  threshold: int = profile.ROW_THRESHOLD, timeout_s: int = 30) -> Catalog:
+    """Introspect the database at ``url`` and return a draft catalog of ``schemas``.
+
+    ``schemas`` default to every non-system schema with a table the role can read; the
+    catalog's ``schema`` is the first one, tables of the others name theirs. Relations of at
+    most ``threshold`` rows are profiled exactly, bigger ones from estimates and samples.
+    Geometry facts are in each column's own CRS (``GeoInfo.extent`` in its units).
+
+    Raises:
+        DatabaseError: the database cannot be reached.
+        CatalogError: a schema is unknown or unreadable, there is no table at all, or two
+            schemas hold tables of the same name (draft them separately).
+
+    """
+    with introspect.read_only(url, timeout_s) as conn:
+        rels = introspect.relations(conn, schemas)
+        if not rels:
+            raise CatalogError("the database has no table this role can read")
+        names: dict[str, str] = {}
+        for rel in rels:
+            if rel.name in names:
+                raise CatalogError(f"table {rel.name} is in schemas {names[rel.name]} and "
+                                   f"{rel.schema}; draft them with separate --schema runs")
+            names[rel.name] = rel.schema
+        order = list(dict.fromkeys(schemas or [r.schema for r in rels]))
+        home = order[0]
+        postgis = introspect.postgis_schema(conn) or "public"
+        try:
+            tables = [_table(conn, rel, home, threshold, postgis, {r.name for r in rels})
+                      for rel in rels]
+        except ValidationError as error:  # a bug of the draft, reported in one line
+            raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
+        comment = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
+                               "WHERE nspname = %s", (home,)).fetchone()
+    description = (comment[0] if comment and comment[0] else TODO)
+    try:
+        return Catalog.model_validate({
+            "version": 1, "schema": home, "description": description, "tables": tables,
+            "join_paths": _join_paths(rels),
+        })
+    except ValidationError as error:
+        raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
+
+
+def _one_line(error: ValidationError) -> str:
+    first = error.errors()[0]
+    return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+
+
+def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, postgis: str,
+           drafted: set[str]) -> Table:
+    prof = profile.profile(conn, rel, threshold)
+    keys = _key_columns(rel)
+    columns = [_column(conn, rel, c, prof, keys, postgis) for c in rel.columns]
+    temporal = [c for c in rel.columns if profile.is_temporal(c)]
+    step, coverage = _time(conn, rel, temporal, prof)
+    theme = rel.comment.strip() if rel.comment and len(rel.comment.strip()) >= 20 else TODO
+    return Table.model_validate({
+        "name": rel.name,
+        **({} if rel.schema == home else {"schema": rel.schema}),
+        "kind": rel.kind,
+        "title": _title(rel.comment),
+        "theme": theme,
+        "spatial_granularity": _spatial_granularity(columns),
+        "temporal_granularity": step,
+        "temporal_coverage": coverage,
+        "source": TODO,
+        "expected_rows": prof.rows if prof.rows > 0 else TODO,
+        "rows_estimated": prof.estimated,
+        "primary_key": rel.primary_key,
+        "foreign_keys": [
+            ForeignKey(columns=fk.columns, ref_table=fk.ref_table, ref_columns=fk.ref_columns,
+                       ref_schema=None if fk.ref_schema == rel.schema else fk.ref_schema)
+            for fk in rel.foreign_keys if fk.ref_table in drafted],
+        "columns": columns,
+    })
+
+
+def _title(comment: str | None) -> str:
+    """The first sentence of a table comment (at most 100 characters), else TODO.
+
+    >>> _title("US states and DC. Boundaries from TIGER."), _title(None)
+    ('US states and DC', 'TODO')
+    """
+    if not comment or not comment.strip():
+        return TODO
+    first = re.split(r"(?<=[.!?])\s", comment.strip(), maxsplit=1)[0].rstrip(".!? ")
+    return first if 0 < len(first) <= 100 else TODO
+
+
+def _key_columns(rel: Relation) -> set[str]:
+    keys = set(rel.primary_key) | {c for u in rel.unique for c in u}
+    keys |= {c for fk in rel.foreign_keys for c in fk.columns}
+    return keys | {c.name for c in rel.columns if _KEY_NAME.match(c.name)}
+
+
+def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: profile.Profile,
+            keys: set[str], postgis: str) -> Column:
+    comment = (col.comment or "").strip()
+    data: dict[str, Any] = {
+        "name": col.name, "type": col.type,
+        "description": comment if len(comment) >= 10 else TODO,
+        "nullable": not col.not_null,
+    }
+    spatial = rel.spatial.get(col.name)
+    if spatial is not None:
+        geo = profile.geometry_profile(conn, rel, col.name, spatial, prof, postgis)
+        crs = introspect.crs_info(conn, geo.srid)
+        data["unit"] = f"{crs.units} ({crs.authority})" if crs.units else TODO
+        data["geo"] = GeoInfo(geometry_type=geo.geometry_type, srid=geo.srid, crs_name=crs.name,
+                              crs_units=crs.units, extent=geo.extent, valid_share=geo.valid_share,
+                              sampled=geo.sampled)
+        return Column.model_validate(data)
+    if profile.is_ranged(col):
+        data["range"] = profile.value_range(conn, rel, col, prof)
+        if profile.is_temporal(col) and col.category == "N":
+            data["unit"] = "year"
+            years = profile.distinct_numbers(conn, rel, col, prof, profile.MAX_VALUES + 1)
+            if 0 < len(years) <= profile.MAX_VALUES:
+                data["values"] = [int(y) for y in years]
+        elif col.category == "N" and col.name not in keys:
+            data["unit"] = TODO
+    elif col.category == "S":
+        data["values"] = profile.distinct_values(conn, rel, col, prof)
+    return Column.model_validate(data)
+
+
+def _spatial_granularity(columns: list[Column]) -> str:
+    geo = next((c.geo for c in columns if c.geo is not None), None)
+    if geo is not None and "POINT" in geo.geometry_type:
+        return SpatialGranularity.POINT.value
+    if geo is not None and "LINE" in geo.geometry_type:
+        return SpatialGranularity.LINE.value
+    return TODO  # polygons (state? parcel? grid cell?) and attribute tables: a person knows
+
+
+def _time(conn: psycopg.Connection, rel: Relation, temporal: list[LiveColumn],
+          prof: profile.Profile) -> tuple[str, TemporalCoverage | None]:
+    if not temporal:
+        return TemporalGranularity.STATIC.value, None
+    first = temporal[0]
+    bounds = profile.value_range(conn, rel, first, prof)
+    coverage = None
+    if bounds is not None:
+        start, end = (str(v)[:10] for v in bounds)
+        coverage = TemporalCoverage(start=start, end=end)
+    values = profile.distinct_numbers(conn, rel, first, prof)
+    return _step(values), coverage
+
+
+def _step(values: list[Any]) -> str:
+    """The time step of sorted distinct years or dates: annual, decadal, monthly, daily or TODO."""
+    if len(values) < 2:
+        return TODO
+    if all(isinstance(v, int) for v in values):
+        gap = math.gcd(*(b - a for a, b in itertools.pairwise(values)))
+        return {1: "annual", 10: "decadal"}.get(gap, TODO)
+    days = [v.date() if isinstance(v, dt.datetime) else v for v in values]
+    if not all(isinstance(d, dt.date) for d in days):
+        return TODO
+    if all(d.day == 1 and d.month == 1 for d in days):
+        return "annual"
+    if all(d.day == 1 for d in days):
+        return "monthly"
+    gaps = {(b - a).days for a, b in itertools.pairwise(days)}
+    return "daily" if min(gaps) == 1 else TODO
+
+
+def _join_paths(rels: list[Relation]) -> list[JoinPath]:
+    """Declared single-column foreign keys, then inferred same-name, same-type key joins."""
+    by_name = {r.name: r for r in rels}
+    paths: list[JoinPath] = []
+    declared: set[frozenset[str]] = set()
+    for rel in rels:
+        for fk in rel.foreign_keys:
+            if len(fk.columns) != 1 or fk.ref_table not in by_name:
+                continue
+            left, right = f"{rel.name}.{fk.columns[0]}", f"{fk.ref_table}.{fk.ref_columns[0]}"
+            declared.add(frozenset((left, right)))
+            paths.append(JoinPath(left=left, right=right, kind="foreign_key",
+                                  description=f"Declared foreign key of {rel.name}."))
+    paths += [p for p in infer_joins(rels) if frozenset((p.left, p.right)) not in declared]
+    return paths
+
+
+def infer_joins(rels: list[Relation]) -> list[JoinPath]:
+    """Join paths guessed from same-named, same-typed key-like columns of two relations.
+
+    Columns are grouped by (name, type). A relation with a single-column primary key or
+    unique constraint on the column is a *parent*; every other relation with the column joins
+    each parent (``child.col ~ parent.col``). With no parent, relations that have the column in
+    their primary key and a key-like name (``*_id``, ``*_fips``, ``*_code``, ``geoid``,
+    ``iso_a3``...) are paired with each other. The bare name ``id`` and spatial columns are
+    never matched. Each path has ``kind: attribute`` and ``inferred: true``.
+    """
+    groups: dict[tuple[str, str], list[Relation]] = {}
+    for rel in rels:
+        for col in rel.columns:
+            if col.name != "id" and col.category != "U" and col.name not in rel.spatial:
+                groups.setdefault((col.name, col.type), []).append(rel)
+    pairs: list[tuple[Relation, Relation, str, str]] = []
+    for (name, type_), members in groups.items():
+        if len(members) < 2:
+            continue
+        parents = [r for r in members if r.primary_key == [name] or [name] in r.unique]
+        if parents:
+            pairs += [(child, parent, name, type_) for parent in parents for child in members
+                      if child is not parent and child not in parents]
+            pairs += [(a, b, name, type_) for a in parents for b in parents if a.name < b.name]
+        elif _KEY_NAME.match(name):
+            keyed = [r for r in members if name in r.primary_key]
+            pairs += [(a, b, name, type_) for a in keyed for b in keyed if a.name < b.name]
+    return [JoinPath(left=f"{a.name}.{name}", right=f"{b.name}.{name}", kind="attribute",
+                     inferred=True, description=f"Inferred: same column name and type "
+                     f"({type_}); no foreign key is declared.")
+            for a, b, name, type_ in sorted(pairs, key=lambda p: (p[0].name, p[1].name, p[2]))]
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, but short lists of scalars in flow style (``primary_key: [a, b]``)."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    flow = len(data) <= 12 and all(isinstance(v, str | int | float) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def to_yaml(catalog: Catalog, header: str = "") -> str:
+    """The catalog as YAML in the shape of ``catalog.yaml`` (defaults left out)."""
+    data = catalog.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    for table in data["tables"]:
+        for column in table["columns"]:
+            bounds = column.get("range")
+            if bounds and _INTEGER.match(column["type"]) and all(
+                    isinstance(v, float) and v.is_integer() for v in bounds):
+                column["range"] = [int(v) for v in bounds]
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return header + body
+
+
+def header_text(catalog: Catalog, database: str) -> str:
+    """Comment lines that open a draft: where it came from and how many TODOs it has."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"# Draft semantic catalog of database {database},\n"
+            f"# written by `geoask catalog draft` on {stamp}.\n"
+            f"# Fill in every TODO ({len(catalog.todos())} left), confirm or delete the inferred "
+            "join paths,\n# then run `geoask catalog check --catalog FILE`. Extents are in each "
+            "column's own CRS units.\n")
+
+
+def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder, then rename.
+
+    Raises:
+        CatalogError: ``path`` exists and ``force`` is false, or its folder does not exist.
+
+    """
+    if path.exists() and not force:
+        raise CatalogError(f"{path} exists; pass --force to overwrite it")
+    if not path.parent.is_dir():
+        raise CatalogError(f"folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if force:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # fails if someone created path meanwhile
+            os.unlink(tmp)
+    except FileExistsError:
+        os.unlink(tmp)
+        raise CatalogError(f"{path} exists; pass --force to overwrite it") from None
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,77 @@
+"""Pure parts of `catalog draft` and `catalog check`: time steps, YAML shape, type spelling,
+atomic writing (no database)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import doctest
+
+import pytest
+
+import geoask.catalog.check
+import geoask.catalog.draft
+from geoask.catalog.check import pg_type_name, spatial_modifiers
+from geoask.catalog.draft import _step, to_yaml, write_atomically
+from geoask.catalog.model import TODO, load_catalog
+from geoask.errors import CatalogError
+
+
+@pytest.mark.parametrize("module", [geoask.catalog.check, geoask.catalog.draft])
+def test_docstring_examples(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("values", "step"),
+    [
+        ([1950, 1951, 1953], "annual"),
+        ([1960, 1970, 1990], "decadal"),
+        ([1952, 1957, 1962], TODO),
+        ([2000], TODO),
+        ([dt.date(1999, m, 1) for m in (1, 2, 5)], "monthly"),
+        ([dt.date(y, 1, 1) for y in (1999, 2000)], "annual"),
+        ([dt.date(2014, 9, d) for d in (1, 2, 4)], "daily"),
+        ([dt.datetime(2014, 9, 1, 10), dt.datetime(2014, 9, 3, 12)], TODO),
+    ],
+)
+def test_time_step(values, step):
+    assert _step(values) == step
+
+
+@pytest.mark.parametrize(
+    ("written", "spelled"),
+    [("char(2)", "character(2)"), ("varchar(10)", "character varying(10)"), ("int", "integer"),
+     ("float8", "double precision"), ("timestamptz", "timestamp with time zone"),
+     ("geometry(Point,32618)", "geometry(Point,32618)"), ("numeric(5, 2)", "numeric(5,2)")],
+)
+def test_pg_type_name(written, spelled):
+    assert pg_type_name(written) == spelled
+
+
+def test_spatial_modifiers_defaults():
+    assert spatial_modifiers("geography(Point)") == ("POINT", 4326)
+    assert spatial_modifiers("geometry(LineString)") == ("LINESTRING", 0)
+
+
+def test_demo_catalog_round_trips_through_the_draft_yaml_writer(tmp_path):
+    demo = load_catalog()
+    path = tmp_path / "demo.yaml"
+    path.write_text(to_yaml(demo))
+    assert load_catalog(path) == demo
+    text = path.read_text()
+    assert "primary_key: [state_fips, year]" in text
+    assert "range: [1929, 2009]" in text  # integer ranges stay integers
+
+
+def test_write_atomically_refuses_and_leaves_no_temporary(tmp_path):
+    out = tmp_path / "c.yaml"
+    write_atomically(out, "a: 1\n")
+    with pytest.raises(CatalogError, match="exists; pass --force"):
+        write_atomically(out, "a: 2\n")
+    write_atomically(out, "a: 3\n", force=True)
+    assert out.read_text() == "a: 3\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"]
+    with pytest.raises(CatalogError, match="does not exist"):
+        write_atomically(tmp_path / "missing" / "c.yaml", "")
+
