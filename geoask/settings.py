@@ -68,7 +68,11 @@ class Settings(BaseSettings):
         default=Path("/usr/lib/postgresql/15/bin"),
         description="Folder holding initdb, pg_ctl and postgres (PostgreSQL 15).",
     )
-    data_schema: str = Field(default="demo", description="Schema holding the demo tables.")
+    data_schema: str = Field(
+        default="demo",
+        description="Schema the demo loader writes the demo tables into; everything else takes "
+        "schemas from the catalog.",
+    )
     catalog_path: Path = Field(
         default=Path(__file__).parent / "catalog" / "catalog.yaml",
         description="The semantic catalog (YAML) describing every table of the data schema.",

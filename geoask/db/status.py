@@ -24,7 +24,11 @@ class DatabaseStatus(BaseModel):
 
 
 def database_status(settings: Settings, catalog: Catalog) -> DatabaseStatus:
-    """Probe the external server or the embedded cluster and count each catalog table's rows."""
+    """Probe the external server or the embedded cluster and count each catalog table's rows.
+
+    Each table is counted in the schema the catalog places it in (``Catalog.schema_of``), so
+    a catalog of the user's own database (several schemas, quoted names) is counted as well.
+    """
     external = uses_external_database(settings)
     mode = "external" if external else "embedded"
     running = True if external else EmbeddedCluster(settings).is_running()
@@ -36,12 +40,12 @@ def database_status(settings: Settings, catalog: Catalog) -> DatabaseStatus:
         url = reader_url(settings)
         with psycopg.connect(url, connect_timeout=5) as conn:
             for table in catalog.tables:
+                name = sql.SQL("{}.{}").format(sql.Identifier(catalog.schema_of(table)),
+                                               sql.Identifier(table.name))
                 present = conn.execute("SELECT to_regclass(%s) IS NOT NULL",
-                                       (f"{settings.data_schema}.{table.name}",)).fetchone()
+                                       (name.as_string(conn),)).fetchone()
                 if present and present[0]:
-                    row = conn.execute(sql.SQL("SELECT count(*) FROM {}.{}").format(
-                        sql.Identifier(settings.data_schema), sql.Identifier(table.name))
-                    ).fetchone()
+                    row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(name)).fetchone()
                     counts[table.name] = row[0] if row else None
     except (psycopg.Error, GeoaskError) as error:
         return DatabaseStatus(mode=mode, running=not external, reader_url=None,
