@@ -100,14 +100,12 @@ def _serve(settings: Settings, answer_flow: str | None, limit: int | None) -> No
 
 
 def _load_flow(entrypoint: str) -> Flow[..., Any]:
-    from prefect.flows import load_flow_from_entrypoint
+    from geoask.service.deployments import load_flow
 
-    if ":" not in entrypoint:
-        raise ServiceError(f"--answer-flow {entrypoint!r} must look like path/to/file.py:flow")
     try:
-        return load_flow_from_entrypoint(entrypoint)
-    except (OSError, AttributeError, ImportError) as error:
-        raise ServiceError(f"cannot load --answer-flow {entrypoint}: {error}") from None
+        return load_flow(entrypoint)
+    except ServiceError as error:
+        raise ServiceError(f"--answer-flow: {error}") from None
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
