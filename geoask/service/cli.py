@@ -1,4 +1,4 @@
-"""``geoask server [--port P] [--no-serve] [--answer-flow FILE:FLOW]``: server + deployments.
+"""``geoask server [--port P] [--no-serve] [--answer-flow MODULE:FLOW]``: server + deployments.
 
 Starts a Prefect server on 127.0.0.1 (telemetry off; SQLite under ``<home>/prefect`` unless
 GEOASK_SERVER_DATABASE_URL names a PostgreSQL database), waits for it to be healthy, then serves
@@ -36,8 +36,9 @@ def server(
         help="Serve the deployments (default) or run only the server and dashboard."),
     answer_flow: str | None = typer.Option(
         None, "--answer-flow",
-        help="Serve another flow as answer-question, given as path/to/file.py:flow_name "
-             "(e.g. a wrapper that injects a scripted model for offline tests)."),
+        help="Serve another flow as answer-question, given as package.module:flow_name "
+             "(served by module name) or path/to/file.py:flow_name (served by path; e.g. a "
+             "wrapper that injects a scripted model for offline tests)."),
     limit: int | None = typer.Option(
         None, "--limit", min=1, help="Most flow runs executed at once (default: no limit)."),
 ) -> None:
