@@ -49,6 +49,8 @@ def server(
     settings = get_settings()
     if port is not None:
         settings = settings.model_copy(update={"server_port": port})
+    # a bad --answer-flow fails at once, before the server's start-up
+    flow = _load_flow(answer_flow) if serve and answer_flow else None
     prefect_server = PrefectServer(settings)
     # SIGTERM ends the foreground serve like Ctrl-C, so the server child is always stopped.
     signal.signal(signal.SIGTERM, _interrupt)
@@ -58,7 +60,7 @@ def server(
                    f"{prefect_server.dashboard_url}, API {prefect_server.api_url}")
         os.environ.update(client_environment(settings, prefect_server.api_url))
         if serve:
-            _serve(settings, answer_flow, limit)
+            _serve(settings, flow, limit)
         else:
             typer.echo("serving no deployments (--no-serve); Ctrl-C stops the server")
             signal.pause()
@@ -69,7 +71,8 @@ def server(
         typer.echo("Prefect server stopped")
 
 
-def _serve(settings: Settings, answer_flow: str | None, limit: int | None) -> None:
+def _serve(settings: Settings, answer_flow: Flow[..., Any] | None, limit: int | None
+           ) -> None:
     from prefect.settings import (
         PREFECT_API_URL,
         PREFECT_HOME,
@@ -90,7 +93,7 @@ def _serve(settings: Settings, answer_flow: str | None, limit: int | None) -> No
         PREFECT_LOCAL_STORAGE_PATH: settings.prefect_home / "storage",
         PREFECT_RESULTS_PERSIST_BY_DEFAULT: True,
     }):
-        deployments = [answer_deployment(_load_flow(answer_flow) if answer_flow else None)]
+        deployments = [answer_deployment(answer_flow)]
         nightly = benchmark_deployment(settings)
         if nightly is not None:
             deployments.append(nightly)
