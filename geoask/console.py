@@ -53,7 +53,8 @@ def one_line_console_logs() -> None:
     if module is not None:
         _hook_setup_logging(module)
         _patch_console_handlers()
-    elif not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+    elif not any(isinstance(finder, _AfterImport) and not finder.done
+                 for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport(LOGGING_CONFIGURATION, _hook_setup_logging))
 
 
@@ -86,13 +87,14 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     def __init__(self, name: str, callback: Callable[[ModuleType], None]) -> None:
         self.name = name
         self.callback = callback
+        self.done = False
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         """The module's own spec, its loader wrapped to call back after executing it."""
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)
+        if fullname != self.name or self.done:
+            return None  # (stays in sys.meta_path: removing it mid-lookup would skip a finder)
+        self.done = True
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         loader = spec.loader if spec is not None else None
         if spec is None or loader is None or not hasattr(loader, "exec_module"):
