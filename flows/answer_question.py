@@ -25,6 +25,7 @@ from geoask.plan import Intent, IntentRejection, Plan, PlanRefusal, StepKind
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
 from geoask.run_report import publish_run, save_log
+from geoask.served_models import check_served_model, in_deployment_run
 from geoask.settings import Settings, get_settings
 from geoask.state import (
     ANSWER,
@@ -107,9 +108,13 @@ def answer_question(
 
     Raises:
         GeoaskError: the run could not start or a stage failed for good (no model configured,
-            database unreachable, model endpoint down after retries...).
+            database unreachable, model endpoint down after retries...); in a run started
+            from a deployment, also a ``model`` the server does not offer
+            (:mod:`geoask.served_models`).
 
     """
+    if services is None and in_deployment_run():
+        check_served_model(model, get_settings())  # API callers get only configured models
     run: QuestionServices = services or _production_services(get_settings(), variant, model)
     run.recorder.log.question = question
     try:

@@ -27,6 +27,7 @@ from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from geoask.bench.runs import CaseRun, load_benchmark_cases, parse_variants, pending_runs, run_keys
+from geoask.served_models import check_served_model, in_deployment_run
 from geoask.settings import Settings, get_settings
 from tasks.benchmark import answer_case, report_benchmark
 
@@ -93,11 +94,14 @@ def run_benchmark(
         out_dir: folder of persisted runs and report files (default: :func:`default_out_dir`).
 
     Raises:
-        GeoaskError: the cases cannot be read, or a parameter or model setting is invalid.
+        GeoaskError: the cases cannot be read, or a parameter or model setting is invalid
+            (in a run started from a deployment: a ``model`` the server does not offer).
 
     """
     started = time.perf_counter()
     settings = get_settings()
+    if in_deployment_run():
+        check_served_model(model, settings)  # API callers get only configured models
     cases = load_benchmark_cases(tasks_file, limit)
     folder = Path(out_dir) if out_dir else default_out_dir(model, settings)
     keys = run_keys(model, parse_variants(variant), repeat, cases)

@@ -443,6 +443,15 @@ class Settings(BaseSettings):
         default="reference",
         description="Model the nightly benchmark deployment runs with.",
     )
+    server_models: str | None = Field(
+        default=None,
+        description=(
+            "Comma-separated model strings a run triggered through the API (`--via-api`, the "
+            "dashboard's run form) may choose besides reference, reference-faulty and the "
+            "configured GEOASK_MODEL, GEOASK_MODEL_<ROLE> and GEOASK_BENCHMARK_SCHEDULE_MODEL; "
+            "any other model parameter is refused."
+        ),
+    )
 
     @property
     def bench_out_path(self) -> Path:

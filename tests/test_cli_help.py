@@ -6,7 +6,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from geoask.cli import app
+from geoask.cli import SUBCOMMANDS, app, load_subcommand
 
 
 def _command_paths(group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -29,3 +29,22 @@ def test_help(path):
     result = CliRunner().invoke(app, [*path, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+def test_root_help_line_is_the_subcommands_own(name):
+    """`geoask --help` lists sub-commands without importing them, from geoask.cli.SUBCOMMANDS."""
+    assert load_subcommand(name).help == SUBCOMMANDS[name][1]
+
+
+def test_root_help_lists_every_subcommand_in_order():
+    result = CliRunner().invoke(app, ["--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    positions = [result.output.index(f" {name} ") for name in SUBCOMMANDS]
+    assert positions == sorted(positions)
+
+
+def test_unknown_subcommand_is_a_usage_error():
+    result = CliRunner().invoke(app, ["no-such-command"])
+    assert result.exit_code == 2
+    assert "No such command" in result.output

@@ -34,3 +34,20 @@ def test_quiet_console_raises_the_console_level_only():
     finally:
         for handler, level in zip(handlers, before, strict=True):
             handler.setLevel(level)
+
+
+def test_one_line_logs_apply_when_prefect_is_imported_later():
+    """Called before Prefect is imported (as geoask.cli.main does), it applies on import."""
+    import subprocess
+
+    code = ("import sys\n"
+            "from geoask.console import one_line_console_logs, _configured_console_handlers\n"
+            "one_line_console_logs()\n"
+            "assert 'prefect' not in sys.modules\n"
+            "from prefect import flow\n"
+            "handlers = list(_configured_console_handlers())\n"
+            "print(len(handlers), all(h._geoask_one_line for h in handlers))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    count, patched = done.stdout.split()
+    assert int(count) >= 1 and patched == "True", done.stderr

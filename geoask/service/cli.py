@@ -1,4 +1,4 @@
-"""``geoask server [--port P] [--no-serve] [--answer-flow FILE:FLOW]``: server + deployments.
+"""``geoask server [--port P] [--no-serve] [--answer-flow MODULE:FLOW]``: server + deployments.
 
 Starts a Prefect server on 127.0.0.1 (telemetry off; SQLite under ``<home>/prefect`` unless
 GEOASK_SERVER_DATABASE_URL names a PostgreSQL database), waits for it to be healthy, then serves
@@ -36,8 +36,9 @@ def server(
         help="Serve the deployments (default) or run only the server and dashboard."),
     answer_flow: str | None = typer.Option(
         None, "--answer-flow",
-        help="Serve another flow as answer-question, given as path/to/file.py:flow_name "
-             "(e.g. a wrapper that injects a scripted model for offline tests)."),
+        help="Serve another flow as answer-question, given as package.module:flow_name "
+             "(served by module name) or path/to/file.py:flow_name (served by path; e.g. a "
+             "wrapper that injects a scripted model for offline tests)."),
     limit: int | None = typer.Option(
         None, "--limit", min=1, help="Most flow runs executed at once (default: no limit)."),
 ) -> None:
@@ -48,6 +49,8 @@ def server(
     settings = get_settings()
     if port is not None:
         settings = settings.model_copy(update={"server_port": port})
+    # a bad --answer-flow fails at once, before the server's start-up
+    flow = _load_flow(answer_flow) if serve and answer_flow else None
     prefect_server = PrefectServer(settings)
     # SIGTERM ends the foreground serve like Ctrl-C, so the server child is always stopped.
     signal.signal(signal.SIGTERM, _interrupt)
@@ -57,7 +60,7 @@ def server(
                    f"{prefect_server.dashboard_url}, API {prefect_server.api_url}")
         os.environ.update(client_environment(settings, prefect_server.api_url))
         if serve:
-            _serve(settings, answer_flow, limit)
+            _serve(settings, flow, limit)
         else:
             typer.echo("serving no deployments (--no-serve); Ctrl-C stops the server")
             signal.pause()
@@ -68,7 +71,8 @@ def server(
         typer.echo("Prefect server stopped")
 
 
-def _serve(settings: Settings, answer_flow: str | None, limit: int | None) -> None:
+def _serve(settings: Settings, answer_flow: Flow[..., Any] | None, limit: int | None
+           ) -> None:
     from prefect.settings import (
         PREFECT_API_URL,
         PREFECT_HOME,
@@ -89,7 +93,7 @@ def _serve(settings: Settings, answer_flow: str | None, limit: int | None) -> No
         PREFECT_LOCAL_STORAGE_PATH: settings.prefect_home / "storage",
         PREFECT_RESULTS_PERSIST_BY_DEFAULT: True,
     }):
-        deployments = [answer_deployment(_load_flow(answer_flow) if answer_flow else None)]
+        deployments = [answer_deployment(answer_flow)]
         nightly = benchmark_deployment(settings)
         if nightly is not None:
             deployments.append(nightly)
@@ -100,14 +104,12 @@ def _serve(settings: Settings, answer_flow: str | None, limit: int | None) -> No
 
 
 def _load_flow(entrypoint: str) -> Flow[..., Any]:
-    from prefect.flows import load_flow_from_entrypoint
+    from geoask.service.deployments import load_flow
 
-    if ":" not in entrypoint:
-        raise ServiceError(f"--answer-flow {entrypoint!r} must look like path/to/file.py:flow")
     try:
-        return load_flow_from_entrypoint(entrypoint)
-    except (OSError, AttributeError, ImportError) as error:
-        raise ServiceError(f"cannot load --answer-flow {entrypoint}: {error}") from None
+        return load_flow(entrypoint)
+    except ServiceError as error:
+        raise ServiceError(f"--answer-flow: {error}") from None
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -95,12 +95,34 @@ def run_deployment_and_wait(name: str, parameters: dict[str, Any], timeout_s: fl
         assert state is not None
         try:
             return state.result()
-        except Exception as error:  # storage missing or unreadable from this machine
-            raise ServiceError(
-                f"flow run {flow_run.name} ({flow_run.id}) completed but its result could not "
-                f"be read ({type(error).__name__}: {error}); results are persisted where the "
-                "run executed, so give the server and its workers a shared result storage "
-                "(PREFECT_DEFAULT_RESULT_STORAGE_BLOCK)") from None
+        except Exception as error:  # storage missing, unreadable, or a type not importable here
+            raise ServiceError(unreadable_result_message(flow_run.name, flow_run.id, error)
+                               ) from None
+
+
+def unreadable_result_message(run_name: str, run_id: Any, error: BaseException) -> str:
+    """What to tell the user when a completed run's result cannot be read here (one line).
+
+    A result whose type cannot be imported (``ImportError``, ``AttributeError``) names code
+    this process does not have: the served flow was loaded from a file path, or the server
+    runs another version of it. Anything else (a missing or unreadable file) means the result
+    storage is not shared with this machine.
+
+    >>> unreadable_result_message("x", 1, ModuleNotFoundError("No module named 'm'"))[:61]
+    "flow run x (1) completed but its result names code that can't"
+    """
+    cause = f"{type(error).__name__}: {error}"
+    if isinstance(error, ImportError | AttributeError):
+        return (f"flow run {run_name} ({run_id}) completed but its result names code that "
+                f"can't be imported here ({cause}); the served flow must be importable by "
+                "module name in this process too (geoask server serves "
+                "flows.answer_question; a --answer-flow or deployment given as a file path "
+                "is not), and client and server must run the same geoask checkout")
+    return (f"flow run {run_name} ({run_id}) completed but its result could not be read "
+            f"({cause}); results are persisted where the run executed "
+            "(PREFECT_LOCAL_STORAGE_PATH, default <home>/prefect/storage), so run the client on "
+            "that machine with the same GEOASK_SERVER_HOME, or give the server and its workers "
+            "a shared result storage (PREFECT_DEFAULT_RESULT_STORAGE_BLOCK)")
 
 
 def _lookup(name: str) -> str:

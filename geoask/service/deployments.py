@@ -1,27 +1,36 @@
 """The deployments geoask serves: ``answer-question`` and ``nightly-benchmark``.
 
 ``answer-question`` runs the question flow (parameters ``question``, ``model``, ``variant``);
-``nightly-benchmark`` runs ``flows/run_benchmark.py:run_benchmark`` on the cron schedule
+``nightly-benchmark`` runs ``flows.run_benchmark:run_benchmark`` on the cron schedule
 ``GEOASK_BENCHMARK_SCHEDULE_CRON`` (UTC) with ``GEOASK_BENCHMARK_SCHEDULE_MODEL``.
 :func:`serve_deployments` registers both with the server at ``PREFECT_API_URL`` and runs
 their flow runs in subprocesses until interrupted. ``deployments/prefect.yaml`` declares the
 same deployments for a process work pool (several machines, ``prefect deploy``).
+
+Served flows are imported by module name (``flows.answer_question``), and their deployments
+name them so (a module-path entrypoint): the flow run subprocess imports the same module, so a
+pickled result names ``flows.answer_question.QuestionResult``, which a client can import. A
+flow loaded from a file path (``--answer-flow path/to/file.py:flow``) is served by path.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
 from pathlib import Path
 from typing import Any, Final, cast
 
 from prefect import Flow
-from prefect.deployments.runner import RunnerDeployment
+from prefect.deployments.runner import EntrypointType, RunnerDeployment
 
+from geoask.errors import ServiceError
 from geoask.settings import Settings
 
 ANSWER_DEPLOYMENT: Final = "answer-question"
 BENCHMARK_DEPLOYMENT: Final = "nightly-benchmark"
-BENCHMARK_ENTRYPOINT: Final = "flows/run_benchmark.py:run_benchmark"
+ANSWER_ENTRYPOINT: Final = "flows.answer_question:answer_question"
+BENCHMARK_ENTRYPOINT: Final = "flows.run_benchmark:run_benchmark"
 ANSWER_PARAMETERS: Final = ("question", "model", "variant")
 """Parameters of ``answer-question`` on the UI's run form (``services`` is in-process only)."""
 
@@ -52,15 +61,62 @@ def nightly_parameters(settings: Settings, accepted: set[str]) -> dict[str, Any]
     return {k: v for k, v in wanted.items() if k in accepted}
 
 
-def answer_deployment(flow: Flow[..., Any] | None = None) -> RunnerDeployment:
-    """The ``answer-question`` deployment of ``flow`` (default: the question flow)."""
-    if flow is None:
-        from flows.answer_question import answer_question
+def load_flow(entrypoint: str) -> Flow[..., Any]:
+    """The flow at ``entrypoint``: ``package.module:flow`` (imported) or ``path/file.py:flow``.
 
-        flow = answer_question
+    Raises:
+        ServiceError: the entrypoint is malformed, cannot be imported or is not a flow.
+
+    """
+    target, colon, name = entrypoint.rpartition(":")
+    if not colon or not target or not name:
+        raise ServiceError(f"flow entrypoint {entrypoint!r} must look like package.module:flow "
+                           "or path/to/file.py:flow")
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        from prefect.flows import load_flow_from_entrypoint
+
+        try:
+            return load_flow_from_entrypoint(entrypoint, use_placeholder_flow=False)
+        except Exception as error:  # Prefect's ScriptError/MissingFlowError, OSError...
+            raise ServiceError(f"cannot load flow {entrypoint}: {error}") from None
+    try:
+        found = getattr(importlib.import_module(target), name)
+    except (ImportError, AttributeError) as error:
+        raise ServiceError(f"cannot load flow {entrypoint}: {error}") from None
+    if not isinstance(found, Flow):
+        raise ServiceError(f"{entrypoint} is not a Prefect flow (decorate it with @flow)")
+    return found
+
+
+def entrypoint_type(flow: Flow[..., Any]) -> EntrypointType:
+    """``MODULE_PATH`` when ``flow`` is importable by its module's name, else ``FILE_PATH``.
+
+    Prefect loads a flow from a file path as a module named after the file (or
+    ``__prefect_loader_<hash>__``), with a search path of its own, that another process cannot
+    import by that name: such a flow is served by file path, every other one by module path.
+    """
+    module = sys.modules.get(getattr(flow, "__module__", "") or "")
+    spec = getattr(module, "__spec__", None)
+    if module is None or spec is None or spec.name != module.__name__:
+        return EntrypointType.FILE_PATH
+    loaded_from_file = (hasattr(module, "__path__")
+                        and not str(getattr(module, "__file__", "")).endswith("__init__.py"))
+    if loaded_from_file or module.__name__.startswith("__prefect_loader_"):
+        return EntrypointType.FILE_PATH
+    same = getattr(module, flow.fn.__name__, None) is flow
+    return EntrypointType.MODULE_PATH if same else EntrypointType.FILE_PATH
+
+
+def answer_deployment(flow: Flow[..., Any] | None = None) -> RunnerDeployment:
+    """The ``answer-question`` deployment of ``flow`` (default: the question flow).
+
+    The flow is named by module path when it is importable so (see :func:`entrypoint_type`).
+    """
+    flow = flow or load_flow(ANSWER_ENTRYPOINT)
     # to_deployment is sync-compatible: called outside an event loop it returns the deployment.
     deployment = cast(RunnerDeployment, flow.to_deployment(
         name=ANSWER_DEPLOYMENT, tags=["geoask", "question"],
+        entrypoint_type=entrypoint_type(flow),
         description="Answer a question about the PostGIS data: intent, schema, plan, SQL/"
                     "Python steps, review, answer. Parameters: question, model, variant.",
     ))
@@ -71,13 +127,11 @@ def answer_deployment(flow: Flow[..., Any] | None = None) -> RunnerDeployment:
 
 
 def benchmark_flow(root: Path = REPOSITORY_ROOT) -> Flow[..., Any] | None:
-    """The ``run_benchmark`` flow, or None while ``flows/run_benchmark.py`` does not exist."""
-    path, _, name = BENCHMARK_ENTRYPOINT.partition(":")
-    if not (root / path).is_file():
+    """The ``run_benchmark`` flow (imported by module name), or None while it does not exist."""
+    module, _, _ = BENCHMARK_ENTRYPOINT.partition(":")
+    if not (root / (module.replace(".", "/") + ".py")).is_file():
         return None
-    from prefect.flows import load_flow_from_entrypoint
-
-    return load_flow_from_entrypoint(f"{root / path}:{name}")
+    return load_flow(BENCHMARK_ENTRYPOINT)
 
 
 def benchmark_deployment(settings: Settings,
@@ -95,6 +149,7 @@ def benchmark_deployment(settings: Settings,
         name=BENCHMARK_DEPLOYMENT, tags=["geoask", "benchmark"],
         cron=settings.benchmark_schedule_cron,
         parameters=nightly_parameters(settings, accepted),
+        entrypoint_type=entrypoint_type(flow),
         description="The benchmark over benchmark/cases, every night "
                     f"({settings.benchmark_schedule_cron} UTC).",
     ))

@@ -92,18 +92,30 @@ def release() -> None:
         stop(served)
 
 
-def _start(timeout_s: float) -> Served:
-    work = Path("/tmp") / f"geoask-service-tests-{os.getpid()}"
+def start_server(timeout_s: float = 180.0, answer_flow: str | None = None,
+                 name: str = "real") -> Served:
+    """A `geoask server` of its own (stop it with :func:`stop`): by default the real flows.
+
+    ``answer_flow`` is passed as ``--answer-flow``; None serves what `geoask server` serves
+    to a user (``flows.answer_question``, by module name).
+    """
+    return _start(timeout_s, answer_flow, name)
+
+
+def _start(timeout_s: float, answer_flow: str | None = f"{SHIM}:answer_question",
+           name: str = "scripted") -> Served:
+    work = Path("/tmp") / f"geoask-service-tests-{os.getpid()}-{name}"
     work.mkdir(mode=0o755, exist_ok=True)
     port = free_port()
     environment = service_environment(work)
     log_path = work / "geoask-server.out"
     begin = time.perf_counter()
+    command = [GEOASK, "server", "--port", str(port)]
+    if answer_flow is not None:
+        command += ["--answer-flow", answer_flow]
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [GEOASK, "server", "--port", str(port),
-             "--answer-flow", f"{SHIM}:answer_question"],
-            env=environment, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            command, env=environment, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True)
     served = Served(process, port, work, environment, log_path)
     try:

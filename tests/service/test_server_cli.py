@@ -42,3 +42,19 @@ def test_server_starts_healthy_and_stops_cleanly(tmp_path):
     assert "Traceback" not in output
     assert not is_healthy(api_url_for(port))
     assert port_is_free(port)
+
+
+def test_a_bad_answer_flow_fails_at_once_in_one_line():
+    import subprocess
+
+    from harness import GEOASK
+
+    from geoask.service.server import free_port
+
+    for entrypoint in ("flows.no_such_module:answer_question", "no/such/file.py:flow", "nope"):
+        done = subprocess.run([GEOASK, "server", "--port", str(free_port()),
+                               "--answer-flow", entrypoint],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert done.stderr.startswith("error: --answer-flow:"), done.stderr
+        assert "Traceback" not in done.stderr and "healthy" not in done.stdout

@@ -97,7 +97,9 @@ def test_answer_deployment_form_has_question_model_variant_only():
     assert set(schema["properties"]) == set(deployments.ANSWER_PARAMETERS)
     assert schema["required"] == ["question"]
     assert deployment.name == "answer-question"
-    assert deployment.entrypoint == "flows/answer_question.py:answer_question"
+    # by module name, so a result pickled in the run names flows.answer_question (issue 16)
+    assert deployment.entrypoint == "flows.answer_question.answer_question"
+    assert deployment.entrypoint_type.value == "module_path"
 
 
 def test_nightly_benchmark_deployment_is_scheduled():
@@ -119,16 +121,104 @@ def prefect_yaml() -> dict:
 
 
 @pytest.mark.parametrize(("name", "entrypoint"), [
-    ("answer-question", "flows/answer_question.py:answer_question"),
-    ("nightly-benchmark", deployments.BENCHMARK_ENTRYPOINT),
+    ("answer-question", "flows.answer_question.answer_question"),
+    ("nightly-benchmark", "flows.run_benchmark.run_benchmark"),
 ])
 def test_prefect_yaml_entrypoints(name, entrypoint):
     declared = {d["name"]: d for d in prefect_yaml()["deployments"]}
+    # module paths, as geoask server serves them: workers import the flows by module name
     assert declared[name]["entrypoint"] == entrypoint
-    path, _, function = entrypoint.partition(":")
-    if (ROOT / path).exists():
-        assert f"def {function}(" in (ROOT / path).read_text()
+    module, _, function = entrypoint.rpartition(".")
+    path = ROOT / (module.replace(".", "/") + ".py")
+    assert f"def {function}(" in path.read_text()
     assert declared[name]["work_pool"]["name"] == "geoask-process"
+
+
+def test_served_deployments_name_their_flows_by_module():
+    nightly = deployments.benchmark_deployment(Settings())
+    assert nightly is not None
+    assert nightly.entrypoint == "flows.run_benchmark.run_benchmark"
+    assert nightly.entrypoint_type.value == "module_path"
+
+
+def test_load_flow_by_module_and_by_file():
+    from flows.answer_question import answer_question
+
+    assert deployments.load_flow("flows.answer_question:answer_question") is answer_question
+    by_file = deployments.load_flow("tests/service/scripted_flow.py:answer_question")
+    assert by_file.name == "answer-question"
+    # a flow loaded from a file lives in a module no other process can import by name
+    assert deployments.entrypoint_type(by_file).value == "file_path"
+    assert deployments.entrypoint_type(answer_question).value == "module_path"
+
+
+@pytest.mark.parametrize(("entrypoint", "says"), [
+    ("flows.answer_question", "must look like"),
+    ("flows.no_such_module:flow", "No module named"),
+    ("flows.answer_question:QuestionResult", "is not a Prefect flow"),
+    ("flows.answer_question:no_such_flow", "cannot load flow"),
+    ("no/such/file.py:flow", "cannot load flow"),
+])
+def test_load_flow_errors_are_one_line(entrypoint, says):
+    with pytest.raises(ServiceError, match=says) as caught:
+        deployments.load_flow(entrypoint)
+    assert "\n" not in str(caught.value)
+
+
+def test_unreadable_result_messages_name_the_real_cause():
+    from geoask.service.client import unreadable_result_message
+
+    missing_code = unreadable_result_message(
+        "r", "id", ModuleNotFoundError("No module named 'answer_question'"))
+    assert "can't be imported here" in missing_code and "module name" in missing_code
+    assert "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK" not in missing_code
+    missing_file = unreadable_result_message("r", "id", FileNotFoundError("no such file"))
+    assert "PREFECT_DEFAULT_RESULT_STORAGE_BLOCK" in missing_file
+
+
+# A run through the API may only use the models the server offers (issue 16).
+
+def test_allowed_models_are_the_offline_and_configured_ones():
+    from geoask.served_models import allowed_models
+
+    settings = Settings(model="openai-compatible:qwen-plus", model_sql="openai:gpt-4o",
+                        server_models=" deepseek:deepseek-chat ,,reference")
+    assert allowed_models(settings) == [
+        "reference", "reference-faulty", "openai-compatible:qwen-plus", "openai:gpt-4o",
+        "deepseek:deepseek-chat"]
+
+
+@pytest.mark.parametrize("model", [
+    "openai-compatible:llama3", "openai:gpt-4o", "http://evil.example/v1", "ollama:qwen",
+    "reference ; openai:gpt-4o", 42, ["reference"],
+])
+def test_a_model_the_server_does_not_offer_is_refused(model):
+    from geoask.errors import ConfigurationError
+    from geoask.served_models import check_served_model
+
+    with pytest.raises(ConfigurationError, match="not offered by this server") as caught:
+        check_served_model(model, Settings(model="reference"))
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("model", [None, "", "reference", "reference-faulty", "openai:gpt-4o"])
+def test_offered_models_pass(model):
+    from geoask.served_models import check_served_model
+
+    check_served_model(model, Settings(model="openai:gpt-4o"))
+
+
+def test_only_deployment_runs_are_restricted(prefect_harness):
+    from prefect import flow
+
+    from geoask.served_models import in_deployment_run
+
+    @flow
+    def probe() -> bool:
+        return in_deployment_run()
+
+    assert in_deployment_run() is False
+    assert probe() is False  # a flow called in-process (geoask ask) is no deployment run
 
 
 def test_prefect_yaml_schedule_and_parameters_match_the_settings_defaults():

@@ -1,0 +1,73 @@
+"""Which models a flow run started through the Prefect API may ask for.
+
+A deployment run's parameters come from whoever can reach the API (``--via-api``, the
+dashboard's run form, a schedule). Its ``model`` parameter may only name the offline replay
+models or a model the serving process is configured with, so a caller cannot point the run's
+agents at a model (and an endpoint or base URL) of its own choosing; the endpoint of an
+``openai-compatible:`` model is always the serving process's ``GEOASK_OPENAI_BASE_URL``.
+
+>>> allowed_models(Settings(model="openai:gpt-4o", server_models="deepseek:deepseek-chat, "))
+['reference', 'reference-faulty', 'openai:gpt-4o', 'deepseek:deepseek-chat']
+>>> check_served_model(None, Settings())
+>>> check_served_model("openai-compatible:x", Settings())  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+geoask.errors.ConfigurationError: model 'openai-compatible:x' is not offered by this server; ...
+"""
+
+from __future__ import annotations
+
+from geoask.errors import ConfigurationError
+from geoask.llm import ROLES
+from geoask.settings import Settings
+
+OFFLINE_MODELS = ("reference", "reference-faulty")
+"""The offline replay models (``geoask.bench.reference``): no endpoint, always allowed."""
+
+
+def allowed_models(settings: Settings) -> list[str]:
+    """The model strings a deployment run may name, in order, without duplicates.
+
+    The offline models, ``GEOASK_MODEL``, every ``GEOASK_MODEL_<ROLE>``,
+    ``GEOASK_BENCHMARK_SCHEDULE_MODEL`` and the entries of ``GEOASK_SERVER_MODELS``.
+    """
+    configured = [settings.model, *(getattr(settings, f"model_{role}") for role in ROLES),
+                  settings.benchmark_schedule_model,
+                  *(settings.server_models or "").split(",")]
+    allowed: list[str] = []
+    for name in (*OFFLINE_MODELS, *configured):
+        name = (name or "").strip()
+        if name and name not in allowed:
+            allowed.append(name)
+    return allowed
+
+
+def check_served_model(model: str | None, settings: Settings) -> None:
+    """Refuse a deployment run's ``model`` parameter that the server does not offer.
+
+    Args:
+        model: the run's ``model`` parameter; None (or blank) leaves the server's own choice.
+        settings: the serving process's settings.
+
+    Raises:
+        ConfigurationError: ``model`` is not a string or not one of :func:`allowed_models`
+            (the message lists the choices, never the caller's endpoint).
+
+    """
+    if model is None or (isinstance(model, str) and not model.strip()):
+        return
+    allowed = allowed_models(settings)
+    if isinstance(model, str) and model.strip() in allowed:
+        return
+    raise ConfigurationError(
+        f"model {str(model)[:100]!r} is not offered by this server; a run through the API may "
+        f"use {' or '.join(allowed)} (or leave the model unset for the server's own); a "
+        "server adds models with GEOASK_MODEL or GEOASK_SERVER_MODELS")
+
+
+def in_deployment_run() -> bool:
+    """True inside a flow run that was started from a deployment (API, UI, schedule)."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    return bool(context and context.flow_run and context.flow_run.deployment_id)

@@ -1,0 +1,109 @@
+"""The real deployments through the API: `geoask server` as a user starts it, no shim.
+
+A `geoask server` subprocess without ``--answer-flow`` serves ``flows.answer_question`` and
+``flows.run_benchmark`` exactly as for a user; a benchmark question is answered with the
+offline ``reference`` model and its typed result is read in other processes (this test
+process through the client, and `geoask ask --via-api` / `geoask bench --via-api`). Before
+issue 16 the served flow was loaded by file path, so its pickled result named a module
+``answer_question`` that no client could import.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+
+import harness
+import pytest
+
+from flows.answer_question import QuestionResult
+from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.errors import ServiceError
+from geoask.service.client import ask_via_api
+from geoask.settings import Settings, get_settings
+
+pytestmark = [pytest.mark.db, pytest.mark.sandbox]
+CASE = next(item.case for item in load_cases(DEFAULT_CASES_DIR, ["airports-001"]))
+
+
+@pytest.fixture(scope="module")
+def real_served(database) -> Iterator[harness.Served]:
+    """`geoask server` serving the real answer-question and nightly-benchmark deployments."""
+    harness.require_sandbox()
+    served = harness.start_server()
+    try:
+        yield served
+    finally:
+        harness.stop(served)
+
+
+def settings_for(served: harness.Served) -> Settings:
+    return get_settings().model_copy(update={
+        "server_api_url": served.api_url, "server_home": served.work / "prefect"})
+
+
+def environment_for(served: harness.Served) -> dict[str, str]:
+    return {**served.environment, "GEOASK_SERVER_API_URL": served.api_url}
+
+
+def test_client_reads_the_real_flows_typed_result(real_served):
+    result = ask_via_api(CASE.question, model="reference", settings=settings_for(real_served))
+    assert isinstance(result, QuestionResult)
+    assert type(result).__module__ == "flows.answer_question"
+    assert result.status == "answered", result.message
+    assert result.answer is not None
+    assert result.answer.data_payload["value"] == CASE.expected.value
+    assert result.flow_run_id
+
+
+def test_ask_via_api_cli_prints_the_real_flows_answer(real_served):
+    completed = subprocess.run(
+        [harness.GEOASK, "ask", CASE.question, "--model", "reference", "--via-api", "--json"],
+        env=environment_for(real_served), capture_output=True, text=True, timeout=600,
+        check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    result = json.loads(completed.stdout)
+    assert result["status"] == "answered"
+    assert result["answer"]["data_payload"]["value"] == CASE.expected.value
+
+
+@pytest.mark.parametrize("model", [
+    "openai-compatible:attacker-model", "openai:gpt-4o", "http://attacker.example/v1",
+])
+def test_a_model_the_server_does_not_offer_is_refused(real_served, model):
+    with pytest.raises(ServiceError, match=r"ended FAILED: .*not offered by this server"):
+        ask_via_api(CASE.question, model=model, settings=settings_for(real_served))
+
+
+def test_ask_via_api_cli_refusal_is_one_line(real_served):
+    completed = subprocess.run(
+        [harness.GEOASK, "ask", CASE.question, "--model", "openai-compatible:x", "--via-api"],
+        env=environment_for(real_served), capture_output=True, text=True, timeout=600,
+        check=False)
+    assert completed.returncode == 1
+    errors = [line for line in completed.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "not offered by this server" in errors[0], completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
+def test_bench_via_api_runs_the_nightly_deployment(real_served, tmp_path):
+    completed = subprocess.run(
+        [harness.GEOASK, "bench", "--via-api", "--tasks-file",
+         str(DEFAULT_CASES_DIR / "airports.yaml"), "--limit", "1", "--out", str(tmp_path)],
+        env=environment_for(real_served), capture_output=True, text=True, timeout=900,
+        check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert f"report: {tmp_path}/report.md" in completed.stdout
+    assert json.loads((tmp_path / "report.json").read_text())
+
+
+def test_bench_via_api_refuses_a_model_the_server_does_not_offer(real_served, tmp_path):
+    completed = subprocess.run(
+        [harness.GEOASK, "bench", "--via-api", "--model", "openai-compatible:x", "--limit", "1",
+         "--out", str(tmp_path)],
+        env=environment_for(real_served), capture_output=True, text=True, timeout=600,
+        check=False)
+    assert completed.returncode == 1
+    assert "not offered by this server" in completed.stderr
+    assert "Traceback" not in completed.stderr
