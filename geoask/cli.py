@@ -24,7 +24,7 @@ from geoask.errors import GeoaskError
 
 SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
     "db": ("geoask.db.cli", "Start, stop, inspect and load the PostGIS database."),
-    "catalog": ("geoask.catalog.cli", "Show and search the semantic catalog."),
+    "catalog": ("geoask.catalog.cli", "Show, search, draft and check the semantic catalog."),
     "sandbox": ("sandbox.cli", "Run generated Python analysis code in an isolated sandbox."),
     "sql": ("geoask.sql.cli",
             "Check SQL with the read-only guard, or run it and export the result."),
