@@ -42,6 +42,13 @@ logging.getLogger("sqlglot").addFilter(_DropCommandFallbackWarning())
 #: Deepest nesting of parentheses accepted. Decided on tokens, so the limit is the same on
 #: every sqlglot version and Python recursion limit; analytical SQL rarely nests past 5.
 MAX_PAREN_DEPTH = 32
+#: Deepest nesting of square brackets (``ARRAY[ARRAY[...]]``): sqlglot's parse time grows
+#: about threefold per level (12 levels: 0.25 s, 20: 47 s), so more would let a short text
+#: stall the guard; four-dimensional arrays are the most analytical SQL needs.
+MAX_BRACKET_DEPTH = 4
+#: Longest text checked, in characters (the benchmark's longest statement has 653); parse time
+#: and memory grow with it, and a model's statement this long is a mistake.
+MAX_SQL_CHARS = 20_000
 
 TOO_DEEP_DESCRIPTION = (
     "the query is nested too deeply to be checked; flatten it with WITH clauses (CTEs)"
@@ -94,11 +101,16 @@ def parse_query(text: str) -> ParsedQuery:
     statements: the token rules still judge it, and the ``parses`` rule reports it last.
 
     Raises:
-        QueryRejectedError: rule ``parses`` - the text is empty, does not tokenize (an
-            unterminated string, comment or dollar quote), has unbalanced parentheses or
-            nests them deeper than :data:`MAX_PAREN_DEPTH`; all decided before parsing.
+        QueryRejectedError: rule ``parses`` - the text is empty or longer than
+            :data:`MAX_SQL_CHARS`, does not tokenize (an unterminated string, comment or dollar
+            quote), has unbalanced parentheses or brackets or nests them deeper than
+            :data:`MAX_PAREN_DEPTH` / :data:`MAX_BRACKET_DEPTH`; all decided before parsing.
 
     """
+    if len(text) > MAX_SQL_CHARS:
+        raise GuardViolation(
+            "parses", f"the text is {len(text):,} characters; at most {MAX_SQL_CHARS:,} are "
+            "checked - send one shorter SELECT (move work into later steps)").to_error()
     dialect = GuardPostgres()
     try:
         tokens = tuple(dialect.tokenize(text))
@@ -129,28 +141,33 @@ _NO_STATEMENT = GuardViolation("parses", "the text holds no SQL statement; send 
 
 
 def _nesting_violation(text: str, tokens: tuple[Token, ...]) -> GuardViolation | None:
-    """Unbalanced or too deeply nested parentheses, decided on the tokens alone."""
-    depth = 0
-    for token in tokens:
-        if token.token_type == TokenType.L_PAREN:
-            depth += 1
-            if depth > MAX_PAREN_DEPTH:
-                return GuardViolation("parses", TOO_DEEP_DESCRIPTION, line=token.line)
-        elif token.token_type == TokenType.R_PAREN:
-            depth -= 1
-            if depth < 0:
-                return _paren_violation(text, token, "this ')' closes no '('")
-    if depth > 0:
-        return _paren_violation(text, _outermost_unclosed(tokens), f"{depth} '(' never closed")
+    """Unbalanced or too deeply nested parentheses or brackets, decided on the tokens alone."""
+    pairs = {TokenType.L_PAREN: (TokenType.R_PAREN, MAX_PAREN_DEPTH, "("),
+             TokenType.L_BRACKET: (TokenType.R_BRACKET, MAX_BRACKET_DEPTH, "[")}
+    for opening, (closing, limit, char) in pairs.items():
+        depth = 0
+        for token in tokens:
+            if token.token_type == opening:
+                depth += 1
+                if depth > limit:
+                    return GuardViolation("parses", TOO_DEEP_DESCRIPTION, line=token.line)
+            elif token.token_type == closing:
+                depth -= 1
+                if depth < 0:
+                    return _paren_violation(text, token, f"this {token.text!r} closes no {char!r}")
+        if depth > 0:
+            unclosed = _outermost_unclosed(tokens, opening, closing)
+            return _paren_violation(text, unclosed, f"{depth} {char!r} never closed")
     return None
 
 
-def _outermost_unclosed(tokens: tuple[Token, ...]) -> Token:
+def _outermost_unclosed(tokens: tuple[Token, ...], opening: TokenType,
+                        closing: TokenType) -> Token:
     opened: list[Token] = []
     for token in tokens:
-        if token.token_type == TokenType.L_PAREN:
+        if token.token_type == opening:
             opened.append(token)
-        elif token.token_type == TokenType.R_PAREN:
+        elif token.token_type == closing:
             opened.pop()
     return opened[0]
 
@@ -159,7 +176,8 @@ def _paren_violation(text: str, token: Token, what: str) -> GuardViolation:
     line_start = text.rfind("\n", 0, token.start) + 1
     return GuardViolation(
         "parses",
-        f"the parentheses do not balance ({what}); close every '(' and send one SELECT query",
+        f"the brackets do not balance ({what}); close every '(' and '[' and send one SELECT "
+        "query",
         _shorten(text[max(0, token.start - 40) : token.end + 40]),
         token.line,
         token.start - line_start + 1,

@@ -85,7 +85,7 @@ def test_rejection_is_a_structured_error():
 @pytest.mark.parametrize(
     ("sql", "fragment"),
     [("", ""), ("-- nothing", ""), ("SELECT 'unterminated", ""), ("SELECT 1 ) x", ""),
-     ("SELECT (((" + "(" * 40 + "1" + ")" * 43, "")],
+     ("SELECT (((" + "(" * 40 + "1" + ")" * 43, ""), ("SELECT " + "x, " * 7000 + "1", "")],
 )
 def test_parse_failures_name_the_parses_rule(sql, fragment):
     violation = find_violation(sql, CAP)
