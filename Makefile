@@ -45,8 +45,11 @@ $(UV_STAMP):
 	$(TOOLS)/bin/pip install -q --disable-pip-version-check uv==$(UV_VERSION)
 	@touch $(UV_STAMP)
 
-$(STAMP): pyproject.toml uv.lock $(UV_STAMP)
-	$(UV) sync --frozen --extra dev --python $(PYTHON) --quiet
+STALE_LOCK := echo "uv.lock does not match pyproject.toml (or is missing): run 'make lock', then 'make setup'" >&2; exit 1
+
+# --locked: install exactly uv.lock, and refuse when it no longer matches pyproject.toml.
+$(STAMP): pyproject.toml $(wildcard uv.lock) $(UV_STAMP)
+	@$(UV) sync --locked --extra dev --python $(PYTHON) --quiet || { $(STALE_LOCK); }
 	@touch $(STAMP)
 
 setup: system-packages $(STAMP) ## Create .venv, install geoask, the system packages and the sandbox runtime
@@ -63,7 +66,7 @@ lock: $(UV_STAMP) ## Re-resolve uv.lock to the newest versions pyproject.toml al
 	$(UV) lock --upgrade --python $(PYTHON)
 
 lock-check: $(UV_STAMP) ## Fail when uv.lock does not match pyproject.toml
-	$(UV) lock --check --offline --python $(PYTHON)
+	@$(UV) lock --check --offline --python $(PYTHON) || { $(STALE_LOCK); }
 
 test-latest: system-packages $(STAMP) ## Guard and sandbox suites on the newest versions pyproject allows (throw-away venv)
 	UV=$(UV) PYTHON=$(PYTHON) bash scripts/test_latest.sh
