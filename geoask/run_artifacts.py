@@ -24,6 +24,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from geoask.errors import ArtifactWriteError
 from geoask.sql.export import write_atomic
+from geoask.storage import filesystem_for
 
 _KEY_CHARS = re.compile(r"[^a-z0-9-]+")
 logger = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ class RunArtifacts:
 
     def local_path(self, url: str) -> Path:
         """A local file with the content of ``url`` (for mounting into the sandbox)."""
-        fs, path = fsspec.core.url_to_fs(url)
+        fs, path = filesystem_for(url)
         if isinstance(fs, LocalFileSystem):
             return Path(path)
         if self._downloads is None:

@@ -12,10 +12,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from geoask.errors import ConfigurationError
+from geoask.storage import check_storage_url
 
 
 def _default_home() -> Path:
@@ -452,6 +453,11 @@ class Settings(BaseSettings):
             "any other model parameter is refused."
         ),
     )
+
+    @field_validator("artifact_root", "sandbox_artifacts_url")
+    @classmethod
+    def _usable_storage(cls, value: str | None) -> str | None:
+        return check_storage_url(value)
 
     @property
     def bench_out_path(self) -> Path:

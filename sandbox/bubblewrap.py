@@ -45,10 +45,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import fsspec
-
 from geoask.errors import SandboxError
 from geoask.settings import Settings
+from geoask.storage import filesystem_for
 from sandbox import diagnosis
 from sandbox.host import (
     Finished,
@@ -367,7 +366,7 @@ class BubblewrapSandbox:
         note = "; ".join(notes) or None
         if not files:
             return [], note
-        filesystem, root = fsspec.core.url_to_fs(f"{self.artifacts_url}/{run_id}")
+        filesystem, root = filesystem_for(f"{self.artifacts_url}/{run_id}")
         artifacts = []
         for name, path, size in files:
             target = f"{root}/{name}"

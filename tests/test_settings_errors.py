@@ -16,6 +16,8 @@ from geoask.settings import get_settings
         ("GEOASK_SQL_ROW_CAP", "-1", "greater than or equal to 1"),
         ("GEOASK_RETRIEVAL_ALPHA", "0.2", "greater than 0.5"),
         ("GEOASK_SQL_POLICY", "anything", "separated"),
+        ("GEOASK_ARTIFACT_ROOT", "weird://x", "unknown storage protocol 'weird'"),
+        ("GEOASK_SANDBOX_ARTIFACTS_URL", "s3://bucket/x", "Install s3fs"),
     ],
 )
 def test_invalid_values_name_the_variable(monkeypatch, variable, value, message):
@@ -28,3 +30,26 @@ def test_invalid_values_name_the_variable(monkeypatch, variable, value, message)
         get_settings.cache_clear()
     assert f"{variable}={value!r}" in str(caught.value)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("weird://x", "is not a storage location geoask can write to"),
+    ("s3://bucket/x", "needs a filesystem package that is not installed"),
+])
+def test_unusable_storage_url_is_one_artifact_error(url, message):
+    from geoask.errors import ArtifactWriteError
+    from geoask.sql.export import write_atomic
+    from geoask.storage import filesystem_for
+
+    with pytest.raises(ArtifactWriteError, match=message):
+        filesystem_for(url)
+    with pytest.raises(ArtifactWriteError, match=message):
+        write_atomic(f"{url}/result.json", b"{}")
+
+
+def test_local_paths_and_known_protocols_pass_the_settings_check(tmp_path):
+    from geoask.storage import check_storage_url
+
+    assert check_storage_url(str(tmp_path)) == str(tmp_path)
+    assert check_storage_url("memory://runs") == "memory://runs"
+    assert check_storage_url(None) is None

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import fsspec
-
 from geoask.bench.evaluate import CaseScore
 from geoask.bench.metrics import DIFFICULTY, OVERALL, BenchmarkReport, GroupMetrics, Interval
 from geoask.bench.model import Difficulty
 from geoask.errors import ArtifactWriteError
+from geoask.storage import filesystem_for
 
 CHART_TITLE = "SSA by difficulty per variant"
 _MAX_FAILURES_LISTED = 60
@@ -257,7 +256,7 @@ def write_report(report: BenchmarkReport, out_dir: str | Path) -> ReportFiles:
         ArtifactWriteError: a file could not be written (the message names it).
 
     """
-    fs, root = fsspec.core.url_to_fs(str(out_dir))
+    fs, root = filesystem_for(str(out_dir))
     contents: dict[str, str | bytes] = {
         "json": json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n",
         "csv": csv_text(table_rows(report)),

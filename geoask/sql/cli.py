@@ -76,6 +76,9 @@ def run_command(
     if not out.strip():
         raise ConfigurationError("--out needs a folder (local path or fsspec URL) to write to")
     settings = get_settings()
+    from geoask.storage import filesystem_for
+
+    filesystem_for(out)  # an unusable --out fails before the query runs
     sql = _read_source(source)
     try:
         run = run_statement(sql, _context(settings, policy, contract),
@@ -91,10 +94,10 @@ def run_command(
 
 def _remove_stale_outputs(out: str, name: str, *, keep: str) -> None:
     """Drop an earlier run's ``<name>.json`` or ``.geojson`` of the other format than ``keep``."""
-    import fsspec
+    from geoask.storage import filesystem_for
 
-    fs, root = fsspec.core.url_to_fs(out)
-    _, kept = fsspec.core.url_to_fs(keep)
+    fs, root = filesystem_for(out)
+    _, kept = filesystem_for(keep)
     for suffix in (".json", ".geojson"):
         path = f"{root.rstrip('/')}/{name}{suffix}"
         if path != kept and fs.exists(path):

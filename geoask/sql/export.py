@@ -24,7 +24,6 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-import fsspec
 import numpy as np
 import shapely
 from fsspec import AbstractFileSystem
@@ -35,6 +34,7 @@ from shapely.geometry.base import BaseGeometry
 
 from geoask.errors import ArtifactWriteError
 from geoask.sql.executor import QueryResult
+from geoask.storage import filesystem_for
 
 WGS84_SRID = 4326
 
@@ -297,7 +297,7 @@ def write_atomic(path: str, data: bytes) -> None:
 
     """
     try:
-        fs, fs_path = fsspec.core.url_to_fs(path)
+        fs, fs_path = filesystem_for(path)
         folder = posixpath.dirname(fs_path)
         temporary = posixpath.join(folder, f".{posixpath.basename(fs_path)}.{uuid.uuid4().hex}.tmp")
         fs.makedirs(folder, exist_ok=True)

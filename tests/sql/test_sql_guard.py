@@ -181,3 +181,17 @@ def test_catalog_names_feed_quoting_and_geometry_columns():
     case_sensitive, geometry = catalog_names(catalog)
     assert case_sensitive == {"Demo", "Parcels", "AreaHa", "Shape"}
     assert geometry == {"shape", "site"}
+
+
+def test_cli_run_unusable_out_fails_before_the_query_runs(monkeypatch):
+    from geoask.errors import ArtifactWriteError
+    from geoask.sql.executor import PostgresSqlRunner
+
+    def never(*args, **kwargs):
+        raise AssertionError("the query ran although --out is unusable")
+
+    monkeypatch.setattr(PostgresSqlRunner, "from_settings", classmethod(never))
+    result = CliRunner().invoke(app, ["sql", "run", "--out", "weird://x", "-"],
+                                input="SELECT 1 AS n")
+    assert isinstance(result.exception, ArtifactWriteError)
+    assert "not a storage location" in str(result.exception)

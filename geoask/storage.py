@@ -1,0 +1,62 @@
+"""Where geoask writes artifacts: local folders or fsspec URLs (``s3://``, ``gcs://``, ...).
+
+Every place that opens an artifact location asks :func:`filesystem_for`, so an unknown
+protocol or a missing filesystem package is one clear :class:`~geoask.errors.ArtifactWriteError`
+(and, for the settings, one line at start-up) rather than fsspec's traceback.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from geoask.errors import ArtifactWriteError
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
+
+
+def filesystem_for(url: str) -> tuple[AbstractFileSystem, str]:
+    """The fsspec filesystem of ``url`` and the path inside it.
+
+    Raises:
+        ArtifactWriteError: the protocol is unknown, or the package that implements it (e.g.
+            ``s3fs`` for ``s3://``) is not installed.
+
+    """
+    import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url)
+    except ValueError as error:
+        raise ArtifactWriteError(
+            f"{url!r} is not a storage location geoask can write to ({error}); use a local "
+            "folder or an fsspec URL such as s3://bucket/path") from None
+    except ImportError as error:
+        raise ArtifactWriteError(
+            f"{url!r} needs a filesystem package that is not installed ({error})") from None
+
+
+def check_storage_url(url: str | None) -> str | None:
+    """``url`` unchanged when it names a usable location (local paths are not touched).
+
+    For settings validators: only URLs with a protocol (``scheme://``) are checked, by
+    building their filesystem class (no connection is made).
+
+    Raises:
+        ValueError: the protocol is unknown or its package is missing (pydantic reports it).
+
+    """
+    if url is None or "://" not in url:
+        return url
+    import fsspec
+
+    protocol = url.split("://", 1)[0]
+    try:
+        fsspec.get_filesystem_class(protocol)
+    except ValueError:
+        raise ValueError(f"unknown storage protocol {protocol!r} in {url!r}; use a local "
+                         "folder or an fsspec URL such as s3://bucket/path") from None
+    except ImportError as error:
+        raise ValueError(f"{url!r} needs a filesystem package that is not installed "
+                         f"({error})") from None
+    return url
