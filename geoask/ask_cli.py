@@ -55,8 +55,14 @@ def ask(
         question.encode("utf-8")
     except UnicodeEncodeError:
         raise ConfigurationError("the question is not valid UTF-8 text") from None
-    if variant:
-        parse_variant(variant)  # clear errors before Prefect starts
+    if not question.strip():
+        raise typer.BadParameter("the question is empty; ask something about the data",
+                                 param_hint="QUESTION")
+    if variant:  # usage errors (exit 2) before Prefect starts
+        try:
+            parse_variant(variant)
+        except ConfigurationError as error:
+            raise typer.BadParameter(str(error), param_hint="--variant") from None
     if via_api:
         from geoask.service.client import ask_via_api
 

@@ -26,7 +26,7 @@ from geoask.bench.projection import ProjectionError
 from geoask.bench.runner import ProgramFailedError, ProgramRunner
 from geoask.bench.verify import reference_answer, summarize, verify_case
 from geoask.console import quiet_console
-from geoask.errors import BenchmarkCaseError
+from geoask.errors import BenchmarkCaseError, ConfigurationError
 from geoask.settings import get_settings
 
 app = typer.Typer(
@@ -172,7 +172,10 @@ def bench(
 
     settings = get_settings()
     load_benchmark_cases(tasks_file, limit)  # clear errors before Prefect starts
-    parse_variants(variant)
+    try:
+        parse_variants(variant)
+    except ConfigurationError as error:
+        raise typer.BadParameter(str(error), param_hint="--variant") from None
     if not via_api:  # else the serving worker's models count, not this shell's
         # a model that cannot be built would fail (and be saved as failed) for every question
         model_provider(settings, model)

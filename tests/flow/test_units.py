@@ -225,6 +225,19 @@ def test_ask_refuses_a_question_that_is_not_utf8():
     assert "not valid UTF-8" in str(result.exception)
 
 
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["ask", "   ", "--model", "reference"], "the question is empty"),
+    (["ask", "How many airports?", "--variant", "WEIRD"], "unknown variant 'WEIRD'"),
+    (["bench", "--variant", "WEIRD", "--limit", "1"], "unknown variant 'WEIRD'"),
+])
+def test_usage_errors_exit_2_before_any_work(arguments, message):
+    from geoask.cli import app
+
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+
+
 def test_bench_with_an_unusable_model_fails_before_running_anything(tmp_path, monkeypatch):
     from geoask.cli import app
 
