@@ -72,6 +72,7 @@ MAX_ARTIFACTS = 200
 PROTOCOL_TAIL_BYTES = 8 * 1024 * 1024
 STDERR_READ_BYTES = 1024 * 1024
 
+FAILED_RUN_FILES_NOTE = "files written to /scratch are kept only from a successful run"
 _UIDS_LOCK = threading.Lock()
 _UIDS_IN_USE: set[int] = set()
 
@@ -305,9 +306,7 @@ class BubblewrapSandbox:
             })
         stderr = diagnosis.head_tail_excerpt(stderr_text, self.stderr_chars)
         report = read_report(run_dir / "rw" / "meta" / "error.json")
-        artifacts, artifacts_note = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
         base: dict[str, Any] = {
-            "artifacts": artifacts, "artifacts_note": artifacts_note,
             "exit_code": finished.exit_code,
             "signal": finished.signal_name, "wall_time_s": round(finished.wall_time_s, 4),
             "cpu_time_s": round(finished.cpu_time_s, 4),
@@ -334,13 +333,17 @@ class BubblewrapSandbox:
                 status: OutcomeStatus = (
                     "success" if protocol.status == "success" else "script_reported_error"
                 )
-                return SandboxOutcome(status=status, protocol=protocol, **base)
+                artifacts, note = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
+                return SandboxOutcome(status=status, protocol=protocol, artifacts=artifacts,
+                                      artifacts_note=note, **base)
         else:
             error = diagnosis.classify_exit(
                 exit_code=finished.exit_code, signal_name=None, timed_out=False,
                 cpu_time_s=finished.cpu_time_s, limits=limits,
             )
-        return SandboxOutcome(status=diagnosis.status_for(error.kind), error=error, **base)
+        # A failed run's files may be cut short (a size limit, a kill): none is kept.
+        return SandboxOutcome(status=diagnosis.status_for(error.kind), error=error,
+                              artifacts_note=FAILED_RUN_FILES_NOTE, **base)
 
     def _collect_artifacts(self, scratch: Path,
                            run_id: str) -> tuple[list[Artifact], str | None]:
