@@ -137,12 +137,12 @@ def _report_rejection(rejection: QueryRejectedError) -> NoReturn:
 def _read_source(source: str) -> str:
     if source == "-":
         try:
-            return sys.stdin.buffer.read().decode("utf-8")
+            return sys.stdin.buffer.read().decode("utf-8-sig")  # a leading BOM is no SQL
         except UnicodeDecodeError as error:
             raise GeoaskError(f"cannot read SQL from standard input: {error}") from None
     path = Path(source)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise GeoaskError(f"SQL file {path} does not exist; pass a file or '-'") from None
     except (OSError, UnicodeDecodeError) as error:

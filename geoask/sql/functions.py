@@ -74,13 +74,15 @@ JSON_FUNCTIONS = _names(
     json_each_text jsonb_each_text json_array_elements jsonb_array_elements
     json_array_elements_text jsonb_array_elements_text json_typeof jsonb_typeof
     json_object_keys jsonb_object_keys jsonb_pretty json_object jsonb_object
+    jsonb_path_query jsonb_path_query_array jsonb_path_query_first jsonb_path_exists
+    jsonb_path_match
     """
 )
 ARRAY_FUNCTIONS = _names(
     """
     array_length cardinality unnest array_position array_positions array_remove array_replace
     array_append array_cat array_prepend array_lower array_upper array_dims array_ndims
-    generate_series generate_subscripts
+    generate_series generate_subscripts row
     """
 )
 

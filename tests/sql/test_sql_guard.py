@@ -195,3 +195,11 @@ def test_cli_run_unusable_out_fails_before_the_query_runs(monkeypatch):
                                 input="SELECT 1 AS n")
     assert isinstance(result.exception, ArtifactWriteError)
     assert "not a storage location" in str(result.exception)
+
+
+def test_cli_check_ignores_a_leading_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.sql"
+    path.write_bytes("\ufeffSELECT 1 AS n".encode())
+    result = CliRunner().invoke(app, ["sql", "check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "SELECT 1 AS n" in result.output

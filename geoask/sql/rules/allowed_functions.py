@@ -26,7 +26,7 @@ SYNTAX_NODES: tuple[type[exp.Expr], ...] = (
     exp.ArrayContainedBy, exp.JSONExtract, exp.JSONExtractScalar, exp.JSONBExtract,
     exp.JSONBExtractScalar, exp.JSONBContains, exp.Distance, exp.Any, exp.All, exp.Exists,
     exp.And, exp.Or, exp.JSONArrayAgg, exp.JSONObject, exp.JSONObjectAgg, exp.Concat,
-    exp.Collate, exp.Pow,
+    exp.Collate, exp.Pow, exp.Unnest,
 )
 
 
@@ -37,6 +37,7 @@ NOT_CALL_BEFORE = frozenset({TokenType.ALIAS, TokenType.TABLE_SAMPLE})
 SYNTAX_CALL_WORDS = frozenset({
     "cast", "extract", "substring", "trim", "position", "overlay", "group", "filter", "over",
     "within", "in", "exists", "any", "all", "some", "array", "row", "values", "lateral",
+    "repeatable",
 })
 
 
@@ -129,9 +130,10 @@ def _problem(call: FunctionCall, allowed: frozenset[str]) -> str | None:
     if call.name is None:
         if isinstance(call.node, SYNTAX_NODES):
             return None
+        written = " ".join(call.node.sql(dialect="postgres").split())
         return (
-            f"the construct {call.node.key.upper()} is not accepted; express it with plain "
-            "SELECT syntax and allowed functions"
+            f"the construct {written[:60]} is not accepted; express it with plain SELECT "
+            "syntax and allowed functions"
         )
     if call.name in allowed:
         return None
