@@ -108,6 +108,8 @@ def format_result(result: object) -> str:
                   json.dumps(result.answer.data_payload, indent=2, ensure_ascii=False)]
     if result.evidence:
         lines += ["", "evidence:", *(f"  {line}" for line in result.evidence)]
-    lines += ["", f"route: {result.route}; transitions: {' -> '.join(result.transitions)}",
-              f"artifacts: {result.artifact_folder}"]
+    lines.append("")
+    if result.transitions:  # a question rejected as out of scope ran no step
+        lines.append(f"route: {result.route}; transitions: {' -> '.join(result.transitions)}")
+    lines.append(f"artifacts: {result.artifact_folder}")
     return "\n".join(lines)

@@ -246,3 +246,16 @@ def test_bench_with_an_unusable_model_fails_before_running_anything(tmp_path, mo
                                       "--out", str(tmp_path / "b")])
     assert isinstance(result.exception, ConfigurationError), result.output
     assert not (tmp_path / "b").exists()  # nothing saved that a rerun would resume
+
+
+def test_report_of_a_rejected_question_names_no_route():
+    from flows.answer_question import QuestionResult
+    from geoask.ask_cli import format_result
+
+    rejected = QuestionResult(status="rejected", message="not a question about the data",
+                              run_id="r", artifact_folder="/runs/r")
+    text = format_result(rejected)
+    assert "route:" not in text and text.splitlines()[-1] == "artifacts: /runs/r"
+    answered = rejected.model_copy(update={"status": "answered", "transitions": ["continue"],
+                                           "route": "sql_only"})
+    assert "route: sql_only; transitions: continue" in format_result(answered)
