@@ -6,6 +6,7 @@ The rules inspect the tree and the tokens; nothing here ever generates SQL to ex
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -187,6 +188,8 @@ def _paren_violation(text: str, token: Token, what: str) -> GuardViolation:
 def _parse_violation(error: ParseError | TokenError) -> GuardViolation:
     details = error.errors[0] if isinstance(error, ParseError) and error.errors else {}
     message = str(details.get("description") or error).splitlines()[0]
+    # sqlglot's tree-validation messages name its classes; the user needs only the keyword
+    message = re.sub(r" for <class '[\w.]+'>", "", message)
     fragment = str(details.get("highlight") or "")
     return GuardViolation(
         rule="parses",

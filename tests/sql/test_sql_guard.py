@@ -203,3 +203,9 @@ def test_cli_check_ignores_a_leading_byte_order_mark(tmp_path):
     result = CliRunner().invoke(app, ["sql", "check", str(path)])
     assert result.exit_code == 0, result.output
     assert "SELECT 1 AS n" in result.output
+
+
+def test_parse_failure_message_names_no_sqlglot_class():
+    violation = find_violation("SELECT '{}'::int[][1][1]", CAP)
+    assert violation is not None and violation.rule == "parses"
+    assert "<class" not in violation.description and "sqlglot" not in violation.description
