@@ -28,7 +28,8 @@ def test_no_import_cycle():
 
 def test_cycle_finder_finds_a_planted_cycle():
     planted = {**GRAPH, "geoask.errors": {*GRAPH["geoask.errors"], "geoask.settings"}}
-    assert ["geoask.errors", "geoask.settings"] in import_graph.cycles(planted)
+    assert any({"geoask.errors", "geoask.settings"} <= set(component)
+               for component in import_graph.cycles(planted))
 
 
 @pytest.mark.parametrize("module", sorted(
