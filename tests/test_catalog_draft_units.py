@@ -10,9 +10,10 @@ import pytest
 
 import geoask.catalog.check
 import geoask.catalog.draft
-from geoask.catalog.check import pg_type_name, spatial_modifiers
+from geoask.catalog.check import pg_type_name
 from geoask.catalog.draft import _step, to_yaml, write_atomically
 from geoask.catalog.model import TODO, load_catalog
+from geoask.catalog.spatial import spatial_modifiers
 from geoask.errors import CatalogError
 
 

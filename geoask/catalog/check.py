@@ -20,6 +20,7 @@ from psycopg import sql
 from geoask.catalog import introspect, profile
 from geoask.catalog.introspect import LiveColumn, Relation
 from geoask.catalog.model import Catalog, Column, Table
+from geoask.catalog.spatial import spatial_modifiers
 
 _PG_NAMES = [
     (re.compile(r"^char\((\d+)\)$", re.I), r"character(\1)"),
@@ -35,7 +36,6 @@ _PG_NAMES = [
     (re.compile(r"^bool$", re.I), "boolean"),
     (re.compile(r"^numeric\((\d+),\s*(\d+)\)$", re.I), r"numeric(\1,\2)"),
 ]
-_SPATIAL_TYPE = re.compile(r"^(geometry|geography)\((\w+)(?:,\s*(\d+))?\)$", re.I)
 
 
 def pg_type_name(catalog_type: str) -> str:
@@ -49,21 +49,6 @@ def pg_type_name(catalog_type: str) -> str:
         if pattern.match(text):
             return pattern.sub(replacement, text)
     return text
-
-
-def spatial_modifiers(type_name: str) -> tuple[str, int] | None:
-    """``(GEOMETRYTYPE, srid)`` of ``geometry(Type,SRID)``/``geography(...)``; None otherwise.
-
-    A missing SRID is 0 for geometry and 4326 for geography (PostGIS's defaults).
-
-    >>> spatial_modifiers("geometry(MultiPolygon,32618)"), spatial_modifiers("text")
-    (('MULTIPOLYGON', 32618), None)
-    """
-    match = _SPATIAL_TYPE.match(type_name.strip())
-    if match is None:
-        return None
-    default = 4326 if match.group(1).lower() == "geography" else 0
-    return match.group(2).upper(), int(match.group(3) or default)
 
 
 def check_catalog(url: str, catalog: Catalog, *, timeout_s: int = 30,

@@ -141,3 +141,21 @@ def names_vector_column(name: str, known: Collection[str] | None = None) -> bool
     lowered = name.lower()
     names = known if known is not None else spatial_column_names(kinds=VECTOR_KINDS)
     return lowered in names or lowered.endswith("geom")
+
+
+_MODIFIED_TYPE = re.compile(r"^(geometry|geography)\((\w+)(?:,\s*(\d+))?\)$", re.I)
+
+
+def spatial_modifiers(type_name: str) -> tuple[str, int] | None:
+    """``(GEOMETRYTYPE, srid)`` of ``geometry(Type,SRID)``/``geography(...)``; None otherwise.
+
+    A missing SRID is 0 for geometry and 4326 for geography (PostGIS's defaults).
+
+    >>> spatial_modifiers("geometry(MultiPolygon,32618)"), spatial_modifiers("text")
+    (('MULTIPOLYGON', 32618), None)
+    """
+    match = _MODIFIED_TYPE.match(type_name.strip())
+    if match is None:
+        return None
+    default = 4326 if match.group(1).lower() == "geography" else 0
+    return match.group(2).upper(), int(match.group(3) or default)
