@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from tasks.services import QuestionServices
 
 EXIT_ANSWERED = 0
 EXIT_REJECTED = 3
@@ -26,7 +30,6 @@ app = typer.Typer(
     # One command with options after the question: a group that takes interspersed options.
     context_settings={"allow_interspersed_args": True},
 )
-
 
 @app.callback(invoke_without_command=True)
 def ask(
@@ -78,7 +81,7 @@ def ask(
                                                                          EXIT_FAILED))
 
 
-def open_question_services(variant: str | None, model: str | None) -> object:
+def open_question_services(variant: str | None, model: str | None) -> QuestionServices:
     """The run's services from settings, built before Prefect starts (so errors come fast).
 
     Raises:

@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 from prefect import task
-from prefect.cache_policies import NO_CACHE
 
 from agents.answer import AnswerDeps, answer_agent
 from agents.answer import prompt as answer_prompt
@@ -41,16 +40,13 @@ from geoask.plan import (
 )
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
-from geoask.retry import TRANSIENT_RETRIES
 from geoask.state import ExecutionState
 from geoask.variants import plan_allowance
 from tasks.agent_calls import call_agent
-from tasks.services import QuestionServices, catalog_summary
-
-_TASK = {"cache_policy": NO_CACHE, **TRANSIENT_RETRIES}
+from tasks.services import STAGE_TASK, QuestionServices, catalog_summary
 
 
-@task(name="intent", task_run_name="intent", **_TASK)
+@task(name="intent", task_run_name="intent", **STAGE_TASK)
 def classify_intent(services: QuestionServices, question: str) -> IntentOutput:
     """Parse the question into the intent tuple, or reject it."""
     with services.recorder.stage("intent"):
@@ -59,7 +55,7 @@ def classify_intent(services: QuestionServices, question: str) -> IntentOutput:
                           recorder=services.recorder, stage="intent")
 
 
-@task(name="schema", task_run_name="schema", **_TASK)
+@task(name="schema", task_run_name="schema", **STAGE_TASK)
 def retrieve_schema(services: QuestionServices, question: str, intent: Intent) -> SchemaSubset:
     """Retrieve the schema subset the question needs."""
     with services.recorder.stage("schema"):
@@ -72,7 +68,7 @@ def retrieve_schema(services: QuestionServices, question: str, intent: Intent) -
         return subset
 
 
-@task(name="plan", task_run_name="plan", **_TASK)
+@task(name="plan", task_run_name="plan", **STAGE_TASK)
 def make_plan(
     services: QuestionServices, question: str, intent: Intent, subset: SchemaSubset,
     previous_failures: list[str],
@@ -86,7 +82,7 @@ def make_plan(
                           recorder=services.recorder, stage="plan")
 
 
-@task(name="review", task_run_name="review", **_TASK)
+@task(name="review", task_run_name="review", **STAGE_TASK)
 def review_evidence(
     services: QuestionServices, state: ExecutionState, evidence: str, summary: str
 ) -> Review:
@@ -105,7 +101,7 @@ def review_evidence(
         return output
 
 
-@task(name="answer", task_run_name="answer", **_TASK)
+@task(name="answer", task_run_name="answer", **STAGE_TASK)
 def write_answer(
     services: QuestionServices, state: ExecutionState, evidence: str
 ) -> FinalAnswer | AnswerRefusal:

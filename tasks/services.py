@@ -9,7 +9,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
+
+from prefect.cache_policies import NO_CACHE
 
 from geoask.catalog.model import Catalog
 from geoask.composition import RunParts
@@ -17,12 +19,16 @@ from geoask.execution_log import ExecutionRecorder
 from geoask.llm import ModelProvider
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
+from geoask.retry import TRANSIENT_RETRIES
 from geoask.run_artifacts import RunArtifacts
 from geoask.settings import Settings
 from geoask.sql.executor import SqlRunner
 from geoask.state import Limits
 from geoask.variants import VARIANTS, Variant, VariantConfig
 from sandbox.models import Sandbox
+
+STAGE_TASK: dict[str, Any] = {"cache_policy": NO_CACHE, **TRANSIENT_RETRIES}
+"""Options of every stage task of the question flow: never cached, transient failures retried."""
 
 
 class SchemaSource(Protocol):

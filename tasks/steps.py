@@ -16,7 +16,6 @@ import time
 from pathlib import PurePosixPath
 
 from prefect import task
-from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, Field
 
 from agents.compute import ComputeAttempt, ComputeDeps, InputArtifact, compute_agent
@@ -34,7 +33,6 @@ from geoask.plan import (
     PlanStep,
 )
 from geoask.retrieval.retriever import SchemaSubset
-from geoask.retry import TRANSIENT_RETRIES
 from geoask.run_artifacts import (
     artifact_key,
     code_block,
@@ -47,9 +45,7 @@ from geoask.sql.step import run_statement
 from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
 from sandbox.models import SandboxOutcome
 from tasks.agent_calls import call_agent
-from tasks.services import QuestionServices
-
-_TASK = {"cache_policy": NO_CACHE, **TRANSIENT_RETRIES}
+from tasks.services import STAGE_TASK, QuestionServices
 
 
 class StepResult(BaseModel):
@@ -63,7 +59,7 @@ class StepResult(BaseModel):
     executed_sql: list[str] = Field(default_factory=list)
 
 
-@task(name="sql", task_run_name="{step_id}", **_TASK)
+@task(name="sql", task_run_name="{step_id}", **STAGE_TASK)
 def run_sql_step(
     services: QuestionServices, step_id: str, state: ExecutionState, schema_tables: list[str]
 ) -> StepResult:
@@ -93,10 +89,10 @@ def run_sql_step(
             return _failed("agent", str(error))
         if isinstance(draft, SqlRefusal):
             return _failed("refusal", f"the SQL agent refused: {draft.reason}")
-        return _execute_draft(services, step, step_state, draft)
+        return _execute_draft(services, step, step_state, draft, deps.guard)
 
 
-@task(name="python", task_run_name="{step_id}", **_TASK)
+@task(name="python", task_run_name="{step_id}", **STAGE_TASK)
 def run_python_step(
     services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent,
     schema_tables: list[str],
@@ -205,7 +201,8 @@ def _tables_read(plan: Plan, upstream: list[StepState]) -> list[str]:
 
 
 def _execute_draft(
-    services: QuestionServices, step: PlanStep, step_state: StepState, draft: SqlDraft
+    services: QuestionServices, step: PlanStep, step_state: StepState, draft: SqlDraft,
+    context: GuardContext,
 ) -> StepResult:
     step_id = step.id
     attempt = step_state.attempts
@@ -214,7 +211,6 @@ def _execute_draft(
     services.store.write_text(f"{step_id}/attempt-{attempt}.sql", text)
     publish_markdown(artifact_key(step_id, "sql"),
                      f"# {step_id} SQL (attempt {attempt})\n\n" + code_block(text, "sql"))
-    context = _guard_context(services, step)
     record = functools.partial(services.recorder.tool, step_id)
     artifacts: list[ArtifactRef] = []
     executed: list[str] = []

@@ -155,10 +155,11 @@ def _nesting_violation(text: str, tokens: tuple[Token, ...]) -> GuardViolation |
             elif token.token_type == closing:
                 depth -= 1
                 if depth < 0:
-                    return _paren_violation(text, token, f"this {token.text!r} closes no {char!r}")
+                    what = f"this {token.text!r} closes no {char!r}"
+                    return _balance_violation(text, token, what)
         if depth > 0:
             unclosed = _outermost_unclosed(tokens, opening, closing)
-            return _paren_violation(text, unclosed, f"{depth} {char!r} never closed")
+            return _balance_violation(text, unclosed, f"{depth} {char!r} never closed")
     return None
 
 
@@ -173,7 +174,7 @@ def _outermost_unclosed(tokens: tuple[Token, ...], opening: TokenType,
     return opened[0]
 
 
-def _paren_violation(text: str, token: Token, what: str) -> GuardViolation:
+def _balance_violation(text: str, token: Token, what: str) -> GuardViolation:
     line_start = text.rfind("\n", 0, token.start) + 1
     return GuardViolation(
         "parses",

@@ -90,20 +90,11 @@ def _token_screen(query: ParsedQuery, allowed: frozenset[str]) -> GuardViolation
         schema = tokens[index - 2].text.lower() if qualified else None
         if schema is None and not quoted and name in SYNTAX_CALL_WORDS:
             continue
-        postgis_in_public = schema == "public" and name in POSTGIS_READ_FUNCTIONS
-        if schema not in {None, "pg_catalog"} and not (postgis_in_public and name in allowed):
-            problem = (
-                f"the call is qualified with schema {schema!r}; call built-in functions "
-                "without a schema (or with pg_catalog.)"
-            )
-        elif name in allowed:
-            continue
-        else:
-            problem = (
-                f"function {name}() is not on the read-only allow-list; use only aggregate, "
-                "window, math, string, date/time, JSON and array functions"
-            )
-        return violation_at_token(RULE, problem, token, query)
+        # the same judgement as the tree check, on a call node built from the tokens
+        call = FunctionCall(exp.Anonymous(this=name), name, schema)
+        problem = _problem(call, allowed)
+        if problem:
+            return violation_at_token(RULE, problem, token, query)
     return None
 
 
