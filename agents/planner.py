@@ -65,7 +65,8 @@ the variant. Write no SQL or Python; state no result values.
 - objective: one or two sentences; expected_output: columns the output must have. Top-K: the
   last step's top_k is K, answer_type ranked_list.
 - constraints: geometry_needed if python needs geometries (SQL exports GeoJSON); input_mode:
-  files the computation reads; spatial_granularity: unit of the analysed features;
+  files the computation reads; spatial_granularity: unit of the analysed features
+  (a lower_snake_case label such as the tables' row units);
   temporal_comparison: not none for period or baseline comparisons.
 - answer_fields: fields of the last step's output the answer is read from.
 If earlier plans failed (listed), avoid their failures. PlanRefusal only if the schema cannot

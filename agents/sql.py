@@ -66,7 +66,8 @@ Write read-only PostgreSQL for one plan step. Each statement's result is exporte
 named after it, for later Python steps and the answer.
 - Each sql is one SELECT or WITH ... SELECT; nothing that writes, locks, sets or copies.
 - Keep the question's places, years, metrics and conditions.
-- Use only the schema's tables and columns, as demo.table; double-quote upper-case identifiers.
+- Use only the schema's tables and columns; name each table as the schema lists it
+  (schema.table); double-quote upper-case identifiers.
 - Follow the spatial policy given.
 - With top_k, every statement ends with an outer ORDER BY ... LIMIT top_k.
 - Return the expected_output columns plus identifying keys and names; the geometry column only

@@ -24,11 +24,11 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from geoask.answers import AnswerType
+from geoask.catalog.model import SpatialGranularity
 from geoask.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA, BareEnumSchema
 from geoask.sql.context import SpatialPolicy
 
 DistanceUnit = Literal["m", "km", "mi", "ft", "nmi"]
-SpatialGranularity = Literal["state", "county", "grid_cell", "point", "line", "country", "none"]
 OperationCategory = Literal["attribute_filter_rank", "grouped_aggregation", "temporal_comparison",
                             "spatial_geometry", "statistics"]
 TemporalComparison = Literal["none", "period_vs_period", "vs_baseline", "trend"]
@@ -191,7 +191,10 @@ class PlanStep(BaseModel):
     @field_validator("tables")
     @classmethod
     def _unqualified(cls, tables: list[str]) -> list[str]:
-        """Table names without a schema prefix ('demo.airports' -> 'airports')."""
+        """Table names without a schema prefix ('us_census.ny8_tracts' -> 'ny8_tracts').
+
+        Catalog table names are unique across its schemas, so the bare name is enough.
+        """
         return [name.strip().rpartition(".")[2] for name in tables]
 
 

@@ -9,7 +9,12 @@ import yaml
 from psycopg import sql
 
 from geoask.catalog.ddl import column_comment, column_type, create_table
-from geoask.catalog.model import Catalog, Column, SpatialGranularity, load_catalog
+from geoask.catalog.model import (
+    COMMON_SPATIAL_GRANULARITIES,
+    Catalog,
+    Column,
+    load_catalog,
+)
 from geoask.errors import CatalogError
 
 VALID = {
@@ -56,7 +61,10 @@ def _mutated(path: list, value) -> dict:
         (["join_paths", 0, "right"], "a.nope", "a.nope"),
         (["join_paths", 0, "left"], "zz.id", "unknown table zz"),
         (["join_paths", 0, "kind"], "magic", "kind"),
-        (["tables", 0, "spatial_granularity"], "planet", "spatial_granularity"),
+        (["tables", 0, "spatial_granularity"], "Census Tract", "spatial_granularity"),
+        (["tables", 0, "spatial_granularity"], "tract-level", "spatial_granularity"),
+        (["tables", 0, "temporal_granularity"], "fortnightly", "temporal_granularity"),
+        (["tables", 1, "name"], "a", "unique across schemas: ['a']"),
         (["tables", 0, "expected_rows"], 0, "expected_rows"),
         (["tables", 0, "theme"], "short", "theme"),
         (["tables", 0, "columns", 0, "description"], "x", "description"),
@@ -138,8 +146,20 @@ def test_demo_catalog_has_no_todos_and_loads_as_before():
     assert catalog.todos() == []
     assert all(t.kind == "table" and t.schema_name is None and not t.rows_estimated
                for t in catalog.tables)
-    assert all(isinstance(t.spatial_granularity, SpatialGranularity) for t in catalog.tables)
+    assert {t.spatial_granularity for t in catalog.tables} <= set(COMMON_SPATIAL_GRANULARITIES)
     assert not any(j.inferred for j in catalog.join_paths)
+
+
+@pytest.mark.parametrize("label", ["parcel", "census_tract", "canton", "grid_cell_5km"])
+def test_any_lower_snake_case_spatial_granularity_is_accepted(label):
+    catalog = Catalog.model_validate(_mutated(["tables", 0, "spatial_granularity"], label))
+    assert catalog.tables[0].spatial_granularity == label
+
+
+def test_tables_are_qualified_by_their_own_schema():
+    raw = _mutated(["tables", 1, "schema"], "annual")
+    catalog = Catalog.model_validate(raw)
+    assert [catalog.qualified_name(t) for t in catalog.tables] == ["demo.a", "annual.b"]
 
 
 @pytest.mark.parametrize("value", ["todo", "TODO later", "short"])

@@ -36,7 +36,6 @@ from geoask.catalog.model import (
     ForeignKey,
     GeoInfo,
     JoinPath,
-    SpatialGranularity,
     Table,
     TemporalCoverage,
     TemporalGranularity,
@@ -180,9 +179,9 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
 def _spatial_granularity(columns: list[Column]) -> str:
     geo = next((c.geo for c in columns if c.geo is not None), None)
     if geo is not None and "POINT" in geo.geometry_type:
-        return SpatialGranularity.POINT.value
+        return "point"
     if geo is not None and "LINE" in geo.geometry_type:
-        return SpatialGranularity.LINE.value
+        return "line"
     return TODO  # polygons (state? parcel? grid cell?) and attribute tables: a person knows
 
 

@@ -1,8 +1,10 @@
 """The semantic catalog: typed model of ``geoask/catalog/catalog.yaml``.
 
-The catalog is the one source of truth about the demo database: the loader creates tables,
-keys and ``COMMENT ON`` texts from it, the agents retrieve from it, and a test checks it against
-the live database. Geometries are stored in EPSG:4326 (WGS 84 longitude/latitude).
+The catalog is the one source of truth about a database: the agents retrieve from it, the guard
+and the prompts take schema-qualified names from it (:meth:`Catalog.schema_of`), and ``geoask
+catalog check`` compares it with the live database. The shipped ``catalog.yaml`` describes the
+demo database (its loader creates tables, keys and ``COMMENT ON`` texts from it; geometries in
+EPSG:4326); a column's ``type`` and ``geo`` facts give any other SRID.
 
 A catalog drafted from another database by ``geoask catalog draft`` has the same shape. Fields
 a person must fill in hold the :data:`TODO` marker (theme, title, source, column meanings and
@@ -19,7 +21,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError
@@ -33,26 +42,40 @@ Todo = Literal["TODO"]
 """The type of the :data:`TODO` marker; a field typed ``X | Todo`` accepts it."""
 
 
-class SpatialGranularity(StrEnum):
-    """The spatial unit one row of a table describes."""
+GRANULARITY_LABEL_PATTERN = r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$"
+"""A spatial granularity label: lower_snake_case, e.g. ``census_tract`` or ``canton``."""
 
-    STATE = "state"
-    COUNTY = "county"
-    GRID_CELL = "grid_cell"
-    POINT = "point"
-    LINE = "line"
-    COUNTRY = "country"
-    NONE = "none"
+SpatialGranularity = Annotated[
+    str, StringConstraints(pattern=GRANULARITY_LABEL_PATTERN, max_length=63)
+]
+"""The spatial unit one row of a table describes: an open, lower_snake_case label.
+
+Any unit a database has is allowed (``parcel``, ``census_tract``, ``canton``, ``station``);
+``none`` means rows are not places. :data:`COMMON_SPATIAL_GRANULARITIES` lists common values.
+A value that is not lower_snake_case (``Census Tract``) fails validation.
+"""
+
+COMMON_SPATIAL_GRANULARITIES: tuple[str, ...] = (
+    "state", "county", "grid_cell", "point", "line", "country", "none",
+)
+"""Labels in common use (those of the demo catalog); documentation, not a closed list."""
 
 
 class TemporalGranularity(StrEnum):
-    """The time step one row of a table describes (``static``: no time dimension)."""
+    """The time step one row of a table describes (``static``: no time dimension).
+
+    A closed, ordered set of calendar steps (the retrieval filter ranks them from fine to
+    coarse), unlike the open :data:`SpatialGranularity` labels.
+    """
 
     STATIC = "static"
+    HOURLY = "hourly"
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    MONTHLY = "monthly"
+    QUARTERLY = "quarterly"
     ANNUAL = "annual"
     DECADAL = "decadal"
-    MONTHLY = "monthly"
-    DAILY = "daily"
 
 
 class _Strict(BaseModel):
@@ -142,7 +165,7 @@ class Table(_Strict):
     spatial_granularity: SpatialGranularity | Todo
     temporal_granularity: TemporalGranularity | Todo
     temporal_coverage: TemporalCoverage | None = None
-    source: str = Field(description="Provenance in one line; details in demo_data/PROVENANCE.md.")
+    source: str = Field(description="Provenance in one line (details in a PROVENANCE note).")
     expected_rows: Annotated[int, Field(gt=0)] | Todo
     rows_estimated: bool = Field(
         default=False, description="expected_rows is a planner estimate (big table), not a count."
@@ -203,6 +226,10 @@ class Catalog(_Strict):
 
     @model_validator(mode="after")
     def _references_resolve(self) -> Catalog:
+        names = [t.name for t in self.tables]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:  # plans and retrieval name tables without their schema
+            raise ValueError(f"table names must be unique across schemas: {repeated}")
         by_name = {t.name: t for t in self.tables}
         for t in self.tables:
             for fk in t.foreign_keys:
@@ -223,6 +250,10 @@ class Catalog(_Strict):
     def schema_of(self, table: Table) -> str:
         """The schema ``table`` lives in: its own ``schema`` or the catalog's."""
         return table.schema_name or self.schema_name
+
+    def qualified_name(self, table: Table) -> str:
+        """``schema.table`` as the SQL agent writes it, e.g. ``us_census.ny8_tracts``."""
+        return f"{self.schema_of(table)}.{table.name}"
 
     def todos(self) -> list[str]:
         """Every field still marked :data:`TODO`, and every inferred join path, one line each.

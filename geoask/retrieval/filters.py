@@ -27,8 +27,9 @@ from geoask.catalog.model import Table, TemporalCoverage, TemporalGranularity
 
 T = TemporalGranularity
 
-TIME_STEP_RANK: dict[TemporalGranularity, int] = {T.DAILY: 1, T.MONTHLY: 2, T.ANNUAL: 3,
-                                                  T.DECADAL: 4}
+TIME_STEP_RANK: dict[TemporalGranularity, int] = {
+    T.HOURLY: 1, T.DAILY: 2, T.WEEKLY: 3, T.MONTHLY: 4, T.QUARTERLY: 5, T.ANNUAL: 6, T.DECADAL: 7,
+}
 """Finer time steps rank lower; a table can answer any step at least as coarse as its own."""
 
 _PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")

@@ -133,13 +133,13 @@ def table_block(
 def render_catalog(catalog: Catalog) -> str:
     """The whole catalog in the same format: every table, every column."""
     glossary: dict[str, str] = {}
-    blocks = [table_block(catalog.schema_name, t, glossary=glossary) for t in catalog.tables]
+    blocks = [table_block(catalog.schema_of(t), t, glossary=glossary) for t in catalog.tables]
     return "\n\n".join(filter(None, [*blocks, glossary_line(glossary)]))
 
 
 def outline_block(schema: str, table: Table, columns: Sequence[str] | None = None,
                   note: str = "") -> str:
-    """``table`` for an agent that picks tables and columns but writes no query.
+    """``table`` (in ``schema``) for an agent that picks tables and columns but writes no query.
 
     The header keeps title, granularity and coverage (no theme); each kept column is its name,
     type, key role and unit.
@@ -147,8 +147,8 @@ def outline_block(schema: str, table: Table, columns: Sequence[str] | None = Non
     >>> from geoask.catalog.model import load_catalog
     >>> from geoask.settings import get_settings
     >>> t = load_catalog(get_settings().catalog_path).table("climate_grid_monthly")
-    >>> print(outline_block("demo", t, ["cell_id", "precipitation_mm"]))  # doctest: +ELLIPSIS
-    demo.climate_grid_monthly: Monthly precipitation ... [grid_cell, monthly; 1999-01-01 to ...]
+    >>> print(outline_block("climate", t, ["cell_id", "precipitation_mm"]))  # doctest: +ELLIPSIS
+    climate.climate_grid_monthly: Monthly precipitation ... [grid_cell, monthly; 1999-01-01 to ...]
       cell_id integer PK → climate_grid_cells.cell_id
       precipitation_mm real (millimetres per month)
       (2 more columns not shown)

@@ -266,7 +266,7 @@ class SchemaRetriever:
         glossary: dict[str, str] = {}
         blocks = [
             table_block(
-                self.catalog.schema_name,
+                self.catalog.schema_of(self.catalog.table(t.name)),
                 self.catalog.table(t.name),
                 t.columns,
                 f" (joined in: referenced by {t.joined_from})" if t.joined_in else "",
@@ -279,7 +279,8 @@ class SchemaRetriever:
         ]
         prompt_text = "\n\n".join(filter(None, [*blocks, glossary_line(glossary)]))
         outline = "\n".join(
-            outline_block(self.catalog.schema_name, self.catalog.table(t.name), t.columns,
+            outline_block(self.catalog.schema_of(self.catalog.table(t.name)),
+                          self.catalog.table(t.name), t.columns,
                           f" (joined in via {t.joined_from})" if t.joined_in else "")
             for t in tables)
         return SchemaSubset(

@@ -95,13 +95,14 @@ class GuardContext:
 def catalog_names(catalog: Catalog) -> tuple[frozenset[str], frozenset[str]]:
     """``(case_sensitive_names, geometry_columns)`` of a semantic catalog for a GuardContext.
 
-    Case-sensitive names are the schema, table and column names holding upper-case letters;
+    Case-sensitive names are the schema (each table's own, :meth:`Catalog.schema_of`), table
+    and column names holding upper-case letters;
     geometry columns are :func:`geoask.catalog.spatial.spatial_column_names` of the catalog:
     the lower-cased names of its spatial columns, or the conventional names if it has none.
     """
     names = {catalog.schema_name}
     for table in catalog.tables:
-        names.add(table.name)
+        names.update((catalog.schema_of(table), table.name))
         names.update(column.name for column in table.columns)
     return (
         frozenset(name for name in names if name != name.lower()),

@@ -164,23 +164,27 @@ def test_cli_check_missing_file_is_a_clear_error(tmp_path):
 
 
 def test_catalog_names_feed_quoting_and_geometry_columns():
-    from types import SimpleNamespace
-
+    from geoask.catalog.model import Catalog
     from geoask.sql.context import catalog_names
 
-    def column(name, type_):
-        return SimpleNamespace(name=name, type=type_, is_geometry=type_.startswith("geometry"))
+    def table(name, columns, schema=None):
+        return {"name": name, "schema": schema, "title": name, "theme": "TODO",
+                "spatial_granularity": "parcel", "temporal_granularity": "static",
+                "source": "test", "expected_rows": 1, "primary_key": [],
+                "columns": [{"name": c, "type": t, "description": "TODO"} for c, t in columns]}
 
-    catalog = SimpleNamespace(
-        schema_name="Demo",
-        tables=[SimpleNamespace(name="Parcels", columns=[
-            column("parcel_id", "integer"), column("AreaHa", "numeric"),
-            column("Shape", "geometry(Polygon,4326)"), column("site", "geography(Point,4326)"),
-        ])],
-    )
+    catalog = Catalog.model_validate({"version": 1, "schema": "Demo", "description": "t",
+                                      "tables": [
+        table("Parcels", [("parcel_id", "integer"), ("AreaHa", "numeric"),
+                          ("Shape", "geometry(Polygon,2263)"), ("site", "geography(Point,4326)")]),
+        table("zones", [("zone_id", "integer")], schema="Planning"),
+    ]})
     case_sensitive, geometry = catalog_names(catalog)
-    assert case_sensitive == {"Demo", "Parcels", "AreaHa", "Shape"}
+    assert case_sensitive == {"Demo", "Planning", "Parcels", "AreaHa", "Shape"}
     assert geometry == {"shape", "site"}
+    checked = check_sql("SELECT zone_id FROM Planning.zones",
+                        GuardContext(case_sensitive_names=case_sensitive))
+    assert '"Planning".zones' in checked.sql
 
 
 def test_cli_run_unusable_out_fails_before_the_query_runs(monkeypatch):

@@ -170,6 +170,7 @@ def misspell_column(statements: Sequence[CaseStatement]) -> tuple[str, str] | No
         tree = sqlglot.parse_one(statement.sql, dialect="postgres")
     except sqlglot.errors.ParseError:
         return None
+    schemas = {table.db for table in tree.find_all(exp.Table) if table.db}
     for column in tree.find_all(exp.Column):
         name = column.name
         if (not name or not re.fullmatch(r"[a-z_][a-z0-9_]*", name)
@@ -177,8 +178,9 @@ def misspell_column(statements: Sequence[CaseStatement]) -> tuple[str, str] | No
             continue  # an alias of the query itself: renaming it everywhere changes nothing
         pattern = rf"(?<![\w.\"])((?:[a-z_][a-z0-9_]*\.)?){re.escape(name)}\b(?!\s*\()"
         wrong = re.sub(pattern, rf"\g<1>{name}{_WRONG_COLUMN_SUFFIX}", statement.sql)
-        wrong = re.sub(rf"\bdemo\.{re.escape(name)}{_WRONG_COLUMN_SUFFIX}\b", f"demo.{name}",
-                       wrong)
+        for schema in schemas:  # a table named like the column keeps its name
+            wrong = re.sub(rf"\b{re.escape(schema)}\.{re.escape(name)}{_WRONG_COLUMN_SUFFIX}\b",
+                           f"{schema}.{name}", wrong)
         if wrong != statement.sql:
             changed = [*statements[:-1], CaseStatement(name=statement.name, sql=wrong)]
             return _statements_text(changed), name

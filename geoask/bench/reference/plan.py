@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 from geoask.answers import AnswerType
-from geoask.bench.model import BenchmarkCase, Category, Projection, Scenario
+from geoask.bench.model import BenchmarkCase, Category, Projection
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.reference.intent import case_operation, case_top_k, case_years
 from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
+from geoask.catalog.model import TODO
 from geoask.catalog.spatial import names_vector_column
 from geoask.plan import (
     ExecutionConstraints,
@@ -16,17 +17,11 @@ from geoask.plan import (
     OperationIntent,
     Plan,
     PlanStep,
-    SpatialGranularity,
     StepKind,
     TemporalComparison,
 )
 from geoask.sql.shape import output_columns, tables_read
 
-_GRANULARITY: dict[Scenario, SpatialGranularity] = {
-    Scenario.STATES_INCOME: "state", Scenario.COUNTIES_CENSUS: "county",
-    Scenario.AIRPORTS: "point", Scenario.CLIMATE_NC: "grid_cell",
-    Scenario.NEW_HAVEN: "point", Scenario.WORLD: "country",
-}
 _CATEGORY: dict[Category, OperationCategory] = {
     Category.ATTRIBUTE: "attribute_filter_rank", Category.AGGREGATION: "grouped_aggregation",
     Category.TEMPORAL: "temporal_comparison", Category.SPATIAL: "spatial_geometry",
@@ -47,13 +42,16 @@ def _geometry_selected(statements: Iterable[CaseStatement]) -> bool:
 
 
 def case_plan(case: BenchmarkCase, replanned: bool = False,
-              shown_tables: Collection[str] | None = None) -> Plan:
+              shown_tables: Collection[str] | None = None,
+              granularities: Mapping[str, str] | None = None) -> Plan:
     """The plan mirroring the case's consolidated reference steps.
 
     ``geometry_needed`` is true when a Python step follows and every SQL step exports a
     geometry column; the last step carries the case's Top-K. An SQL step names the tables its
     statements read, only those of ``shown_tables`` (the planner's schema outline) if given:
-    a planner cannot name what it was not shown.
+    a planner cannot name what it was not shown. ``spatial_granularity`` is that of the first
+    table read whose unit ``granularities`` (table -> label, from the same outline) gives,
+    else ``none``.
     """
     steps = consolidated_steps(case)
     has_python = any(step.kind is StepKind.PYTHON for step in steps)
@@ -72,7 +70,7 @@ def case_plan(case: BenchmarkCase, replanned: bool = False,
     constraints = ExecutionConstraints(
         computation_needed=has_python, geometry_needed=geometry,
         input_mode="multiple" if has_python and inputs_read > 1 else "single",
-        spatial_granularity=_GRANULARITY[case.scenario],
+        spatial_granularity=_first_granularity(sql_steps, granularities or {}),
         operation_category=category,
         temporal_comparison=temporal,
     )
@@ -92,6 +90,13 @@ def case_plan(case: BenchmarkCase, replanned: bool = False,
     return Plan(steps=plan_steps, constraints=constraints,
                 answer_type=AnswerType(case.answer.answer_type.value),
                 answer_fields=answer_fields(case.answer.projection))
+
+
+def _first_granularity(steps: Iterable[ReferenceStep], granularities: Mapping[str, str]) -> str:
+    read = (name for step in steps for statement in step.statements
+            for name in tables_read(statement.sql) or [])
+    return next((granularities[name] for name in read
+                 if granularities.get(name, TODO) != TODO), "none")
 
 
 def answer_fields(projection: Projection) -> list[str]:

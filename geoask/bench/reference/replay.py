@@ -45,8 +45,10 @@ UNKNOWN_QUESTION_MESSAGE: Final = (
     "ask one of them word for word, or name its case id, or configure a real model with "
     "GEOASK_MODEL."
 )
-# A table header of a rendered schema outline: "demo.airports: US airports [point, static]"
-_OUTLINE_TABLE = re.compile(r"^\w+\.(\w+): ", re.MULTILINE)
+# A table header of a rendered schema outline, any schema (retrieval.render.outline_block):
+# "us_census.ny8_tracts: NY census tracts [census_tract, static]" -> table, spatial unit.
+_OUTLINE_TABLE = re.compile(r"^[^\s.:]+\.([^\s.:]+): [^\n]*\[([^\s,\]]+), [^\]\n]*\]",
+                            re.MULTILINE)
 _CASE_ID = re.compile(r"\b[a-z][a-z0-9_]*-[0-9]{3}\b")
 
 
@@ -127,8 +129,9 @@ class ReferenceModel:
         if role == "intent":
             return case_intent(case)
         if role == "planner":
+            shown = dict(_OUTLINE_TABLE.findall(prompt))
             return case_plan(case, replanned="Earlier plans failed" in prompt,
-                             shown_tables=_OUTLINE_TABLE.findall(prompt))
+                             shown_tables=list(shown), granularities=shown)
         if role == "answer":
             return case_answer(case, prompt)
         if role == "reviewer":
