@@ -9,8 +9,10 @@ Question sets: ``retrieval_questions.yaml`` (93, used to tune the defaults),
 ``retrieval_questions_holdout.yaml`` (27, written after the first tuning round) and
 ``retrieval_questions_unseen.yaml`` (25, written after the defaults were fixed; never tuned on).
 
-Uses the real catalog (``geoask/catalog/catalog.yaml``) and the configured embedder (default:
-the shipped static model), builds a fresh chroma index in a temporary folder, warms up, then
+Uses the configured catalog (``GEOASK_CATALOG_PATH``, default the demo's) and embedder (default:
+the shipped static model), reads the value lexicon from the configured database (start it first:
+``geoask db up && geoask db load``), builds a fresh chroma index in a temporary folder, warms up,
+then
 times every question uncached (``--repeat`` times) and once more through the cache. Prints:
 recall of needed tables, mean tables returned, mean tokens of the rendered subset vs. the full
 catalog (WordPiece tokens of the shipped tokenizer), latency p50/p95, and whether the issue's
@@ -39,7 +41,8 @@ from geoask.retrieval import InMemorySchemaIndex, RetrievalConfig, RetrievalInte
 from geoask.retrieval.chroma_index import ChromaSchemaIndex, chroma_client
 from geoask.retrieval.lexical import build_lexicon
 from geoask.retrieval.render import render_catalog
-from geoask.retrieval.values import ParquetValueSource
+from geoask.retrieval.service import index_values
+from geoask.retrieval.values import ValueStore
 from geoask.settings import get_settings
 
 QUESTIONS = Path(__file__).with_name("retrieval_questions.yaml")
@@ -131,9 +134,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         index = (ChromaSchemaIndex(chroma_client(Path(home), None), embedder)
                  if args.index == "chroma" else InMemorySchemaIndex())
-        values = ParquetValueSource(settings.demo_data_dir,
-                                    settings.retrieval_value_max_distinct).distinct_values(catalog)
-        lexicon = build_lexicon(catalog, values)
+        values = index_values(settings, catalog, store=ValueStore(Path(home)))
+        if values.warning:
+            print(f"warning: {values.warning}", file=sys.stderr)
+        lexicon = build_lexicon(catalog, values.values)
         retriever = SchemaRetriever(catalog, index, embedder, config, count_tokens, lexicon)
         t0 = time.perf_counter()
         retriever.ensure_index()

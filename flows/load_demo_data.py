@@ -11,6 +11,7 @@ from prefect import flow
 from pydantic import BaseModel
 
 from geoask.catalog.model import load_catalog
+from geoask.db.cluster import data_schema
 from geoask.db.urls import owner_url
 from geoask.settings import get_settings
 from tasks.demo_data import (
@@ -44,13 +45,14 @@ def load_demo_data(
 ) -> LoadSummary:
     """Load every catalog table from the data folder into the data schema, verified.
 
-    Defaults come from the settings (GEOASK_DATA_SCHEMA, GEOASK_CATALOG_PATH,
-    GEOASK_DEMO_DATA_DIR). A load whose catalog and data files are unchanged since the last one
-    changes nothing (unless ``force``). Raises DataValidationError when verification fails; the
-    published schema is then left as it was and the staging schema is dropped.
+    Defaults come from the settings (GEOASK_DATA_SCHEMA or the catalog's schema,
+    GEOASK_CATALOG_PATH, GEOASK_DEMO_DATA_DIR). A load whose catalog and data files are
+    unchanged since the last one changes nothing (unless ``force``). Raises DataValidationError
+    when verification fails; the published schema is then left as it was and the staging schema
+    is dropped.
     """
     settings = get_settings()
-    schema = schema_name or settings.data_schema
+    schema = schema_name or data_schema(settings)
     catalog_path = catalog_path or settings.catalog_path
     data_dir = data_dir or settings.demo_data_dir
     catalog = load_catalog(catalog_path)

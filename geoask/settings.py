@@ -69,14 +69,15 @@ class Settings(BaseSettings):
         default=Path("/usr/lib/postgresql/15/bin"),
         description="Folder holding initdb, pg_ctl and postgres (PostgreSQL 15).",
     )
-    data_schema: str = Field(
-        default="demo",
-        description="Schema the demo loader writes the demo tables into; everything else takes "
-        "schemas from the catalog.",
+    data_schema: str | None = Field(
+        default=None,
+        description="Schema the demo loader writes the demo tables into (default: the catalog's "
+        "`schema`); everything else takes each table's schema from the catalog.",
     )
     catalog_path: Path = Field(
         default=Path(__file__).parent / "catalog" / "catalog.yaml",
-        description="The semantic catalog (YAML) describing every table of the data schema.",
+        description="The semantic catalog (YAML) describing the database's tables, in one or "
+        "more schemas (draft one with `geoask catalog draft`).",
     )
     demo_data_dir: Path = Field(
         default=Path(__file__).parent / "demo_data",
@@ -154,8 +155,9 @@ class Settings(BaseSettings):
     retrieval_value_max_distinct: int = Field(
         default=200, ge=0,
         description=(
-            "Text columns with at most this many distinct values (state, country and NC county "
-            "names, categories) feed exact lexical matching; larger ones are left out."
+            "Text columns with at most this many distinct values (place names, categories) "
+            "feed exact lexical matching; larger ones are left out. Read from the database by "
+            "`geoask catalog index` and stored with the index."
         ),
     )
     retrieval_cache_size: int = Field(

@@ -43,7 +43,7 @@ def down() -> None:
 def status(
     as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
 ) -> None:
-    """Print whether the database runs, the reader role's URL and each demo table's rows."""
+    """Print whether the database runs, the reader role's URL and each catalog table's rows."""
     report = database_status(get_settings(), load_catalog(get_settings().catalog_path))
     if as_json:
         typer.echo(report.model_dump_json(indent=2))

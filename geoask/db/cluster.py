@@ -30,6 +30,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+from geoask.catalog.model import load_catalog
 from geoask.errors import DatabaseError
 from geoask.settings import Settings
 
@@ -271,7 +272,7 @@ class EmbeddedCluster:
     def _bootstrap(self) -> None:
         """Create database, roles, PostGIS and grants; safe to repeat."""
         creds = self._load_or_create_credentials()
-        schema = self.settings.data_schema
+        schema = data_schema(self.settings)
         with psycopg.connect(self._superuser_conninfo("postgres"), autocommit=True) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE_NAME,)
@@ -301,6 +302,16 @@ class EmbeddedCluster:
         tmp.chmod(0o600)
         tmp.replace(self.credentials_file)
         return creds
+
+
+def data_schema(settings: Settings) -> str:
+    """The schema the demo loader writes into: GEOASK_DATA_SCHEMA, else the catalog's ``schema``.
+
+    Raises:
+        CatalogError: GEOASK_DATA_SCHEMA is unset and the catalog cannot be read.
+
+    """
+    return settings.data_schema or load_catalog(settings.catalog_path).schema_name
 
 
 def _bootstrap_statements(schema: str, timeout_s: int) -> list[sql.SQL | sql.Composed]:

@@ -14,10 +14,18 @@ from geoask.retrieval.retriever import SchemaSubset
 
 
 def index(
-    force: bool = typer.Option(False, "--force", help="Rebuild even if the catalog is unchanged."),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild even if unchanged (and re-read the column values)."),
 ) -> None:
-    """Index the catalog into the schema index (rebuilt only when the catalog changed)."""
-    from geoask.retrieval.service import open_retriever
+    """Index the catalog into the schema index and read its value lexicon from the database.
+
+    The index is rebuilt only when the catalog changed; the distinct values of short text
+    columns (place names, categories) are read once per catalog and database, over the reader
+    role, and stored with the index. An unreachable database is a warning: the index is built
+    without values.
+    """
+    from geoask.retrieval.service import index_values, open_retriever
+    from geoask.settings import get_settings
 
     retriever = open_retriever(ensure_index=False)
     rebuilt = retriever.ensure_index(force=force)
@@ -27,6 +35,13 @@ def index(
         f"{state} {len(retriever.catalog.tables)} tables, {n_columns} columns "
         f"(embedder {retriever.embedder.name}, catalog hash {retriever.content_hash[:12]})"
     )
+    values = index_values(get_settings(), retriever.catalog, force=force)
+    if values.warning:
+        typer.echo(f"warning: {values.warning}", err=True)
+    else:
+        verb = "read from the database" if values.state == "read" else "up to date:"
+        typer.echo(f"column values {verb} {len(values.values)} text columns with at most "
+                   f"{get_settings().retrieval_value_max_distinct} distinct values")
 
 
 def format_subset(subset: SchemaSubset) -> str:

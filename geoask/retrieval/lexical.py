@@ -124,6 +124,10 @@ def _terms_of(value: str, proper_noun: bool = False) -> Iterable[tuple[str, bool
         yield term, False
 
 
+_SUB_ANNUAL = (TemporalGranularity.HOURLY, TemporalGranularity.DAILY, TemporalGranularity.WEEKLY,
+               TemporalGranularity.MONTHLY)
+
+
 def build_lexicon(
     catalog: Catalog, extra_values: Mapping[str, Iterable[str]] | None = None
 ) -> Lexicon:
@@ -146,8 +150,7 @@ def build_lexicon(
         if table.temporal_coverage is not None:
             first, last = coverage_bounds(table.temporal_coverage)
             coverage[table.name] = (first.year, last.year)
-            if table.temporal_granularity in (TemporalGranularity.MONTHLY,
-                                              TemporalGranularity.DAILY):
+            if table.temporal_granularity in _SUB_ANNUAL:
                 month_coverage[table.name] = (first, last)
         for column in table.columns:
             if "_" in column.name:  # one-word names ('city', 'month') are ordinary words

@@ -14,6 +14,7 @@ from psycopg import sql
 from geoask.catalog.check import check_catalog, pg_type_name
 from geoask.catalog.ddl import column_comment, table_comment
 from geoask.catalog.model import Catalog, load_catalog
+from geoask.db.cluster import data_schema
 
 pytestmark = pytest.mark.db
 
@@ -36,12 +37,12 @@ def test_catalog_check_is_clean(catalog, database):
 def test_same_tables(catalog, conn, database):
     live = {r[0] for r in conn.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
-        (database.settings.data_schema,))}
+        (data_schema(database.settings),))}
     assert live == {t.name for t in catalog.tables}
 
 
 def test_columns_types_nullability_and_comments(catalog, conn, database):
-    schema = database.settings.data_schema
+    schema = data_schema(database.settings)
     for table in catalog.tables:
         regclass = f"{schema}.{table.name}"
         rows = conn.execute(
@@ -58,7 +59,7 @@ def test_columns_types_nullability_and_comments(catalog, conn, database):
 
 
 def test_keys(catalog, conn, database):
-    schema = database.settings.data_schema
+    schema = data_schema(database.settings)
     for table in catalog.tables:
         cons = conn.execute(
             "SELECT contype, array(SELECT attname FROM unnest(conkey) WITH ORDINALITY k(n, i) "
@@ -72,7 +73,7 @@ def test_keys(catalog, conn, database):
 
 
 def test_row_counts_and_ranges(catalog, conn, database):
-    schema = sql.Identifier(database.settings.data_schema)
+    schema = sql.Identifier(data_schema(database.settings))
     for table in catalog.tables:
         target = sql.SQL("{}.{}").format(schema, sql.Identifier(table.name))
         (rows,) = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(target)).fetchone()
@@ -86,7 +87,7 @@ def test_row_counts_and_ranges(catalog, conn, database):
 
 
 def test_join_paths_are_valid(catalog, conn, database):
-    schema = sql.Identifier(database.settings.data_schema)
+    schema = sql.Identifier(data_schema(database.settings))
     for path in catalog.join_paths:
         left_table, _, left_col = path.left.partition(".")
         right_table, _, right_col = path.right.partition(".")

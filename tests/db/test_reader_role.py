@@ -7,11 +7,13 @@ import time
 import psycopg
 import pytest
 
+from geoask.db.cluster import data_schema
+
 pytestmark = pytest.mark.db
 
 
 def _first_table(database) -> str:
-    return f"{database.settings.data_schema}.us_states"
+    return f"{data_schema(database.settings)}.us_states"
 
 
 @pytest.fixture

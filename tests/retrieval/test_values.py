@@ -1,23 +1,10 @@
-import pyarrow as pa
-import pyarrow.parquet as pq
+"""The value lexicon's pieces that need no database: text columns, fingerprints, the store."""
+
 import pytest
 
-from geoask.retrieval.values import ParquetValueSource, is_text_column
-
-
-@pytest.fixture
-def data_dir(tmp_path):
-    pq.write_table(
-        pa.table({"state_fips": ["13", "48", None], "state_name": ["Georgia", "Texas", None],
-                  "state_abbr": ["GA", "TX", None], "land_area_km2": [1.0, 2.0, 3.0]}),
-        tmp_path / "us_states.parquet",
-    )
-    pq.write_table(
-        pa.table({"incident_id": list(range(5)),
-                  "offense": ["arson", "fraud", "arson", "fight", "theft"]}),
-        tmp_path / "city_incidents.parquet",
-    )
-    return tmp_path
+from geoask.retrieval.service import index_values
+from geoask.retrieval.values import ValueStore, database_fingerprint, is_text_column
+from geoask.settings import get_settings
 
 
 @pytest.mark.parametrize(
@@ -30,25 +17,39 @@ def test_is_text_column(catalog, column_type, expected):
     assert is_text_column(column) is expected
 
 
-def test_reads_distinct_text_values(catalog, data_dir):
-    values = ParquetValueSource(data_dir).distinct_values(catalog)
-    assert values["us_states.state_name"] == ["Georgia", "Texas"]
-    assert values["city_incidents.offense"] == ["arson", "fight", "fraud", "theft"]
-    assert "us_states.land_area_km2" not in values  # not text
-    assert not any(k.startswith("climate") for k in values)  # no file: skipped
+def test_fingerprint_names_the_database_without_credentials():
+    first = database_fingerprint("postgresql://reader:secret@db.example:5433/parcels")
+    assert first == "db.example:5433/parcels"
+    assert database_fingerprint("host=db.example port=5433 dbname=parcels user=x") == first
+    assert "secret" not in first
 
 
-def test_columns_with_many_values_are_left_out(catalog, data_dir):
-    values = ParquetValueSource(data_dir, max_distinct=3).distinct_values(catalog)
-    assert "city_incidents.offense" not in values
-    assert values["us_states.state_abbr"] == ["GA", "TX"]
+def test_store_is_keyed_by_catalog_database_and_bound(catalog, tmp_path):
+    store = ValueStore(tmp_path)
+    values = {"us_states.state_name": ["Georgia", "Texas"]}
+    store.write(catalog, "h:1/a", 200, values)
+    assert store.read(catalog, "h:1/a", 200) == values
+    assert store.read(catalog, "h:1/b", 200) is None  # another database
+    assert store.read(catalog, "h:1/a", 10) is None  # another bound
+    changed = catalog.model_copy(update={"description": "Another catalog."})
+    assert store.read(changed, "h:1/a", 200) is None
 
 
-def test_values_are_cached_until_a_file_changes(catalog, data_dir, tmp_path):
-    cache_dir = tmp_path / "cache"
-    source = ParquetValueSource(data_dir, cache_dir=cache_dir)
-    first = source.distinct_values(catalog)
-    assert (cache_dir / "column_values.json").exists()
-    assert source.distinct_values(catalog) == first
-    pq.write_table(pa.table({"offense": ["burglary"]}), data_dir / "city_incidents.parquet")
-    assert source.distinct_values(catalog)["city_incidents.offense"] == ["burglary"]
+def test_unreachable_database_is_a_warning_not_a_crash(catalog, tmp_path):
+    settings = get_settings().model_copy(update={
+        "database_url": "postgresql://nobody:x@127.0.0.1:9/none", "home": tmp_path})
+    result = index_values(settings, catalog)
+    assert result.state == "unavailable" and result.values == {}
+    assert "127.0.0.1:9/none" in (result.warning or "")
+    assert "geoask catalog index" in (result.warning or "")
+    assert not list(tmp_path.rglob("column_values-*.json"))  # nothing stored: retried next time
+
+
+def test_stored_values_are_used_without_the_database(catalog, tmp_path):
+    settings = get_settings().model_copy(update={
+        "database_url": "postgresql://nobody:x@127.0.0.1:9/none", "home": tmp_path})
+    ValueStore(tmp_path / "retrieval").write(
+        catalog, "127.0.0.1:9/none", settings.retrieval_value_max_distinct,
+        {"us_states.state_name": ["Georgia"]})
+    result = index_values(settings, catalog, stored_only=True)
+    assert (result.state, result.values) == ("stored", {"us_states.state_name": ["Georgia"]})
