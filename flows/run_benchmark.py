@@ -26,7 +26,7 @@ from prefect import flow, get_run_logger
 from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from geoask.bench.runs import CaseRun, load_benchmark_cases, parse_variants, pending_runs, run_keys
+from geoask.bench.runs import CaseRun, load_benchmark_run, parse_variants, pending_runs, run_keys
 from geoask.served_models import check_served_model, in_deployment_run
 from geoask.settings import Settings, get_settings
 from tasks.benchmark import answer_case, report_benchmark
@@ -88,7 +88,8 @@ def run_benchmark(
     Args:
         model: ``reference``, ``reference-faulty`` or a model string for every agent.
         variant: a variant, a comma-separated list, or ``all``.
-        tasks_file: a case file or folder in the documented schema (default benchmark/cases).
+        tasks_file: a case file or folder in the documented schema (default benchmark/cases);
+            its ``catalog:``/``database:`` (one of each per run) choose what the cases run on.
         limit: only the first N cases.
         repeat: runs per case and variant (mean and bootstrap 95% interval are reported).
         out_dir: folder of persisted runs and report files (default: :func:`default_out_dir`).
@@ -102,7 +103,7 @@ def run_benchmark(
     settings = get_settings()
     if in_deployment_run():
         check_served_model(model, settings)  # API callers get only configured models
-    cases = load_benchmark_cases(tasks_file, limit)
+    cases, target = load_benchmark_run(tasks_file, limit)
     folder = Path(out_dir) if out_dir else default_out_dir(model, settings)
     keys = run_keys(model, parse_variants(variant), repeat, cases)
     todo = pending_runs(keys, folder)
@@ -112,7 +113,7 @@ def run_benchmark(
         listener(finished, len(keys), None)
     crashed = todo
     for _attempt in range(1 + ORCHESTRATION_RETRIES):
-        futures = {answer_case.submit(by_id[key.case_id], key, str(folder)): key
+        futures = {answer_case.submit(by_id[key.case_id], key, str(folder), target): key
                    for key in crashed}
         crashed = []
         for future in as_completed(list(futures)):
@@ -129,6 +130,8 @@ def run_benchmark(
         if not crashed:
             break
     meta = {"model": model, "variant": variant, "cases": len(cases), "repeat": repeat,
+            "catalog": str(target.catalog or settings.catalog_path),
+            "database": target.database,
             "ran": len(todo) - len(crashed), "resumed": len(keys) - len(todo),
             "not_run": [key.case_id for key in crashed], "out_dir": str(folder),
             "wall_time_s": time.perf_counter() - started}

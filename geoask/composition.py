@@ -20,6 +20,7 @@ from geoask.settings import Settings
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
+    from geoask.bench.loader import CaseTarget
     from geoask.bench.model import BenchmarkCase
     from geoask.bench.runner import ProgramRunner
     from geoask.catalog.model import Catalog
@@ -89,6 +90,27 @@ class RunParts:
     sandbox: BubblewrapSandbox
     schema: SchemaRetriever
     catalog: Catalog
+
+
+def settings_for_target(settings: Settings, target: CaseTarget) -> Settings:
+    """``settings`` for cases about another catalog and/or database (a case file's target).
+
+    The catalog path replaces GEOASK_CATALOG_PATH; a database name gives the reader role's
+    conninfo for that database on the same server (:func:`geoask.db.urls.reader_url_for_database`)
+    as GEOASK_DATABASE_URL. A target naming neither returns ``settings`` unchanged.
+
+    Raises:
+        DatabaseError: a database is named but the embedded cluster has no credentials yet.
+
+    """
+    from geoask.db.urls import reader_url_for_database
+
+    update: dict[str, object] = {}
+    if target.catalog is not None:
+        update["catalog_path"] = target.catalog
+    if target.database is not None:
+        update["database_url"] = reader_url_for_database(settings, target.database)
+    return settings.model_copy(update=update) if update else settings
 
 
 def open_parts(settings: Settings) -> RunParts:

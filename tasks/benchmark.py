@@ -16,9 +16,10 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from geoask.bench.loader import CaseTarget
 from geoask.bench.model import BenchmarkCase
 from geoask.bench.runs import CaseRun, RunKey, read_run, save_run, score_run, shared_parts
-from geoask.composition import model_provider
+from geoask.composition import model_provider, settings_for_target
 from geoask.settings import Settings, get_settings
 from geoask.variants import parse_variant
 
@@ -85,9 +86,11 @@ def is_orchestration_error(error: BaseException) -> bool:
 
 
 @task(name="benchmark-case", task_run_name="{key.case_id}-{key.variant}-r{key.repeat}", **_TASK)
-def answer_case(case: BenchmarkCase, key: RunKey, out_dir: str) -> CaseRun:
-    """Answer one benchmark question and persist the run."""
-    run = run_case(case, key, get_settings(), _services_factory)
+def answer_case(case: BenchmarkCase, key: RunKey, out_dir: str,
+                target: CaseTarget | None = None) -> CaseRun:
+    """Answer one benchmark question (on its case file's catalog/database) and persist the run."""
+    settings = settings_for_target(get_settings(), target or CaseTarget())
+    run = run_case(case, key, settings, _services_factory)
     save_run(run, Path(out_dir))
     return run
 

@@ -5,10 +5,11 @@ Run ``geoask bench [--model M] [--variant V|all] [--tasks-file F] [--limit N] [-
 (``flows/run_benchmark.py``; finished questions are kept under ``--out`` so a rerun resumes)
 and print the report; ``geoask bench showcase`` prints three answered questions with their
 evidence trails.
-Run ``geoask bench verify [--cases DIR] [--only ID ...]`` to recompute every case's reference
-program (SQL guard + read-only executor + sandbox, for real) and its independent cross-check;
-it exits 1 listing each disagreement. ``geoask bench fill [--only ID ...] [--overwrite]`` runs
-the reference programs and writes the projected answers into ``expected.value``.
+Run ``geoask bench verify [--cases|--tasks-file F] [--only ID ...]`` to recompute every case's
+reference program (SQL guard + read-only executor + sandbox, for real) and its independent
+cross-check; it exits 1 listing each disagreement. ``geoask bench fill [--only ID ...]
+[--overwrite]`` runs the reference programs and writes the projected answers into
+``expected.value``. The cases run on the catalog and database their files name.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from typing import Any
 
 import typer
 
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases, write_expected_values
+from geoask.bench.loader import (
+    DEFAULT_CASES_DIR,
+    LoadedCase,
+    load_cases,
+    run_target,
+    write_expected_values,
+)
 from geoask.bench.projection import ProjectionError
 from geoask.bench.runner import ProgramFailedError, ProgramRunner
 from geoask.bench.verify import reference_answer, summarize, verify_case
@@ -35,16 +42,18 @@ app = typer.Typer(
 )
 
 CASES_OPTION = typer.Option(
-    DEFAULT_CASES_DIR, "--cases",
-    help="Case file or folder of *.yaml case files (benchmark/case.schema.json).",
+    DEFAULT_CASES_DIR, "--cases", "--tasks-file",
+    help="Case file or folder of *.yaml case files (benchmark/case.schema.json); the cases "
+    "run on the catalog and database their files name (one of each).",
 )
 ONLY_OPTION = typer.Option(None, "--only", help="Only this case id (repeatable).")
 
 
-def _runner() -> ProgramRunner:
-    from geoask.composition import program_runner
+def _runner(loaded: list[LoadedCase]) -> ProgramRunner:
+    """The program runner on the catalog and database the loaded cases' files name."""
+    from geoask.composition import program_runner, settings_for_target
 
-    return program_runner(get_settings())
+    return program_runner(settings_for_target(get_settings(), run_target(loaded)))
 
 
 @app.command("verify")
@@ -55,7 +64,7 @@ def verify_command(
 ) -> None:
     """Recompute every case and cross-check; exit 1 listing each disagreement."""
     loaded = load_cases(cases, only or ())
-    runner = _runner()
+    runner = _runner(loaded)
     started = time.perf_counter()
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="geoask-bench-") as scratch:
@@ -95,7 +104,7 @@ def fill_command(
 ) -> None:
     """Run reference programs and write their projected answers into expected.value."""
     loaded = load_cases(cases, only or ())
-    runner = _runner()
+    runner = _runner(loaded)
     updates: dict[Path, dict[str, object]] = {}
     failures = 0
     with tempfile.TemporaryDirectory(prefix="geoask-bench-fill-") as scratch:

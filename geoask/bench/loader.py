@@ -27,11 +27,33 @@ SCHEMA_PATH = REPOSITORY_ROOT / "benchmark" / "case.schema.json"
 
 
 @dataclass(frozen=True)
+class CaseTarget:
+    """The catalog and database a case file's cases run against (None: the configured one).
+
+    Attributes:
+        catalog: absolute path of the catalog YAML the file names (``catalog:``, relative to
+            the file), or None for GEOASK_CATALOG_PATH.
+        database: database name on the configured server (``database:``), or None for the
+            configured database.
+
+    """
+
+    catalog: Path | None = None
+    database: str | None = None
+
+    def describe(self) -> str:
+        """'catalog X, database Y' with 'the configured' for what is not named."""
+        return (f"catalog {self.catalog or 'the configured one'}, "
+                f"database {self.database or 'the configured one'}")
+
+
+@dataclass(frozen=True)
 class LoadedCase:
-    """A validated case and the file it came from."""
+    """A validated case, the file it came from and that file's :class:`CaseTarget`."""
 
     case: BenchmarkCase
     path: Path
+    target: CaseTarget = CaseTarget()
 
 
 @lru_cache(maxsize=1)
@@ -82,7 +104,14 @@ def load_case_file(path: Path) -> list[LoadedCase]:
         first = error.errors()[0]
         location = "/".join(str(part) for part in first["loc"])
         raise BenchmarkCaseError(f"{path}: at {location}: {first['msg']}") from None
-    return [LoadedCase(case, path) for case in parsed.cases]
+    catalog = None
+    if parsed.catalog is not None:
+        catalog = (path.parent / parsed.catalog).resolve()
+        if not catalog.is_file():
+            raise BenchmarkCaseError(f"{path}: catalog {parsed.catalog!r} names no file "
+                                     f"({catalog}); give a path relative to the case file")
+    target = CaseTarget(catalog, parsed.database)
+    return [LoadedCase(case, path, target) for case in parsed.cases]
 
 
 def load_cases(location: Path, only: Iterable[str] = ()) -> list[LoadedCase]:
@@ -110,6 +139,26 @@ def load_cases(location: Path, only: Iterable[str] = ()) -> list[LoadedCase]:
             raise BenchmarkCaseError(f"unknown case id(s) {unknown}; see {location}")
         loaded = [item for item in loaded if item.case.id in set(wanted)]
     return loaded
+
+
+def run_target(loaded: Iterable[LoadedCase]) -> CaseTarget:
+    """The one :class:`CaseTarget` of a run's cases (the configured one when there are none).
+
+    Raises:
+        BenchmarkCaseError: the files name different catalogs or databases (one run is one
+            catalog and database: run them separately).
+
+    """
+    by_target: dict[CaseTarget, Path] = {}
+    for item in loaded:
+        by_target.setdefault(item.target, item.path)
+    if len(by_target) > 1:
+        listed = "; ".join(f"{path.name}: {target.describe()}"
+                           for target, path in by_target.items())
+        raise BenchmarkCaseError(
+            f"these case files name different catalogs or databases ({listed}); one run uses "
+            "one catalog and database, so pass the files to separate runs (--tasks-file F)")
+    return next(iter(by_target), CaseTarget())
 
 
 def write_expected_values(path: Path, values: dict[str, Any]) -> None:

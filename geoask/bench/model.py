@@ -44,15 +44,14 @@ class Category(StrEnum):
     STATISTICS = "statistics"
 
 
-class Scenario(StrEnum):
-    """The demo-database scenario (group of tables) a question is about."""
+Scenario = Annotated[str, Field(
+    pattern=NAME_PATTERN,
+    description="Free-form name of the scenario (group of tables) the question is about, "
+    "lower_snake_case; the report counts cases per scenario.",
+)]
+"""A scenario name: any lower_snake_case label, e.g. ``census_tracts`` or ``cycle_hire``."""
 
-    STATES_INCOME = "states_income"
-    COUNTIES_CENSUS = "counties_census"
-    AIRPORTS = "airports"
-    CLIMATE_NC = "climate_nc"
-    NEW_HAVEN = "new_haven"
-    WORLD = "world"
+DATABASE_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_$-]{0,62}$"
 
 
 class _Strict(BaseModel):
@@ -69,7 +68,8 @@ class SqlStatement(_Strict):
     name: str = Field(
         pattern=NAME_PATTERN, description="Artifact name (file stem), unique in the program."
     )
-    sql: str = Field(min_length=1, description="One SELECT statement over schema `demo`.")
+    sql: str = Field(min_length=1,
+                     description="One SELECT statement over the catalog's schema.table names.")
 
 
 class SqlStep(_Strict):
@@ -259,6 +259,18 @@ class BenchmarkCase(_Strict):
 
 
 class CaseFile(_Strict):
-    """A YAML case file: ``cases:`` followed by a list of cases."""
+    """A YAML case file: optionally the catalog and database it is about, then ``cases:``.
 
+    Without ``catalog`` and ``database`` the cases run against the configured ones
+    (GEOASK_CATALOG_PATH, GEOASK_DATABASE_URL or the embedded cluster's database).
+    """
+
+    catalog: str | None = Field(
+        default=None, min_length=1,
+        description="Path of the semantic catalog the cases are about, relative to this file "
+        "(default: GEOASK_CATALOG_PATH).")
+    database: str | None = Field(
+        default=None, pattern=DATABASE_NAME_PATTERN,
+        description="Name of the database on the configured server the cases run against; "
+        "same host, port and reader role (default: the configured database).")
     cases: list[BenchmarkCase] = Field(min_length=1, description="The cases of this file.")

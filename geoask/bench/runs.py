@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from geoask.answers import FinalAnswer
 from geoask.bench.evaluate import CaseScore, score_case
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.bench.loader import DEFAULT_CASES_DIR, CaseTarget, load_cases, run_target
 from geoask.bench.model import BenchmarkCase
 from geoask.composition import RunParts, open_parts
 from geoask.errors import BenchmarkCaseError, ConfigurationError
@@ -81,19 +81,29 @@ def _safe(name: str) -> str:
 def load_benchmark_cases(tasks_file: str | Path | None, limit: int | None) -> list[BenchmarkCase]:
     """The cases of ``tasks_file`` (a case file or folder; default ``benchmark/cases``).
 
-    Only the first ``limit`` of them when given.
+    Only the first ``limit`` of them when given. Raises as :func:`load_benchmark_run`.
+    """
+    return load_benchmark_run(tasks_file, limit)[0]
+
+
+def load_benchmark_run(tasks_file: str | Path | None,
+                       limit: int | None) -> tuple[list[BenchmarkCase], CaseTarget]:
+    """The cases of ``tasks_file`` (first ``limit`` if given) and the catalog/database they name.
 
     Raises:
-        BenchmarkCaseError: the file is missing or not valid under the case schema.
+        BenchmarkCaseError: the file is missing or not valid under the case schema, or the
+            files name different catalogs or databases (:func:`geoask.bench.loader.run_target`).
         ConfigurationError: ``limit`` is not positive.
 
     """
     if limit is not None and limit < 1:
         raise ConfigurationError(f"--limit must be at least 1, got {limit}")
-    cases = [item.case for item in load_cases(Path(tasks_file or DEFAULT_CASES_DIR), ())]
-    if not cases:
+    loaded = load_cases(Path(tasks_file or DEFAULT_CASES_DIR), ())
+    if not loaded:
         raise BenchmarkCaseError(f"{tasks_file} holds no benchmark case")
-    return cases[:limit] if limit else cases
+    target = run_target(loaded)
+    cases = [item.case for item in loaded]
+    return (cases[:limit] if limit else cases), target
 
 
 def parse_variants(variant: str) -> list[Variant]:
@@ -150,18 +160,23 @@ def save_run(run: CaseRun, out_dir: Path) -> Path:
     return path
 
 
-_SHARED: list[RunParts] = []
+_SHARED: dict[tuple[str, str | None], RunParts] = {}
 
 
 _SHARED_LOCK = threading.Lock()
 
 
 def shared_parts(settings: Settings) -> RunParts:
-    """The run parts of :func:`geoask.composition.open_parts`, built once per process."""
+    """The run parts of :func:`geoask.composition.open_parts`, built once per process.
+
+    Once per catalog and database: a benchmark of cases about another catalog or database
+    (a case file's ``catalog:``/``database:``) gets its own parts.
+    """
+    key = (str(settings.catalog_path), settings.database_url)
     with _SHARED_LOCK:
-        if not _SHARED:
-            _SHARED.append(open_parts(settings))
-        return _SHARED[0]
+        if key not in _SHARED:
+            _SHARED[key] = open_parts(settings)
+        return _SHARED[key]
 
 
 def score_run(case: BenchmarkCase, run: CaseRun) -> CaseScore:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from psycopg.conninfo import make_conninfo
+
 from geoask.db.cluster import OWNER_ROLE, READER_ROLE, EmbeddedCluster
 from geoask.errors import ConfigurationError
 from geoask.settings import Settings
@@ -17,6 +19,19 @@ def reader_url(settings: Settings) -> str:
     if settings.database_url:
         return settings.database_url
     return EmbeddedCluster(settings).url(READER_ROLE)
+
+
+def reader_url_for_database(settings: Settings, database: str) -> str:
+    """Libpq conninfo of the reader role for ``database`` on the same server.
+
+    Same host, port, role and password as :func:`reader_url`, only the database name differs
+    (on the embedded cluster: a database created there next to the demo's).
+
+    Raises:
+        DatabaseError: the embedded cluster has no credentials yet (run `geoask db up`).
+
+    """
+    return make_conninfo(reader_url(settings), dbname=database)
 
 
 def owner_url(settings: Settings) -> str:

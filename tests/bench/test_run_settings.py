@@ -35,7 +35,7 @@ def changed(run_settings: Settings) -> Settings:
 
 
 def test_benchmark_question_parts_honour_every_run_setting(database, changed, monkeypatch):
-    monkeypatch.setattr(geoask.bench.runs, "_SHARED", [])
+    monkeypatch.setattr(geoask.bench.runs, "_SHARED", {})
     parts = shared_parts(changed)
     assert parts.sql_runner.statement_timeout_s == 7
     assert parts.sql_runner.max_result_bytes == 1 * 1024 * 1024
@@ -44,7 +44,7 @@ def test_benchmark_question_parts_honour_every_run_setting(database, changed, mo
 
 
 def test_benchmark_result_size_cap_stops_a_large_result(database, changed, monkeypatch, tmp_path):
-    monkeypatch.setattr(geoask.bench.runs, "_SHARED", [])
+    monkeypatch.setattr(geoask.bench.runs, "_SHARED", {})
     runner = shared_parts(changed).sql_runner
     context = GuardContext.from_settings(changed, policy="postgis")
     with pytest.raises(QueryExecutionError) as caught:
