@@ -226,7 +226,7 @@ def _answer_from(run: QuestionServices, state: ExecutionState, evidence: str) ->
                                                       f"{output.reason}"))
         return _finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
     publish_answer_map(run.store, [a for step in state.steps.values() for a in step.artifacts],
-                       state.question, run.settings)
+                       state.question)
     return _finish(run, state, "answered", output, output.summary, evidence_trail(state))
 
 

@@ -1,10 +1,10 @@
-"""The map image of an answer with geometry: result features over context boundaries.
+"""The map image of an answer with geometry: the run's own result features.
 
-:func:`publish_answer_map` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946),
-draws them over context boundaries from the shipped demo data (US counties for extents under
-:data:`COUNTY_EXTENT_DEG` degrees, US states, or world countries outside the US) in a metric CRS
-(the UTM zone of the features; Web Mercator for extents wider than :data:`UTM_EXTENT_DEG`),
-with a legend and a scale bar in metres/kilometres, and writes ``map.png`` into the run folder.
+:func:`publish_answer_map` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946) and
+draws them - polygons under lines under points, in export order - in a metric CRS (the UTM
+zone of the features; Web Mercator for extents wider than :data:`UTM_EXTENT_DEG`), with a
+legend and a scale bar in metres/kilometres, and writes ``map.png`` into the run folder. Only
+the run's data is drawn (no shipped boundary files), so it works on any database.
 It also creates the Prefect markdown artifact ``answer-map`` showing the image, so the flow
 run page has it. A map is a view: any failure is logged and the question is unaffected.
 """
@@ -16,19 +16,15 @@ import io
 import logging
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import fsspec
 import geopandas as gpd
 
-from geoask.settings import Settings
-
 if TYPE_CHECKING:
     from geoask.run_artifacts import RunArtifacts
     from geoask.state import ArtifactRef
 
-COUNTY_EXTENT_DEG: Final = 5.0
 UTM_EXTENT_DEG: Final = 12.0
 MAP_SIZE_IN: Final = (8.0, 6.0)
 MAP_DPI: Final = 110
@@ -67,31 +63,6 @@ def scale_label(length_m: float) -> str:
     return f"{length_m:g} m" if length_m < 1000 else f"{length_m / 1000:g} km"
 
 
-def context_layer_name(bounds_wgs84: Bounds, in_us: bool) -> str:
-    """Which demo table gives the context boundaries for features within ``bounds_wgs84``.
-
-    >>> context_layer_name((-73.0, 41.2, -72.8, 41.4), in_us=True)
-    'us_counties'
-    """
-    if not in_us:
-        return "world_countries"
-    west, south, east, north = bounds_wgs84
-    extent = max(east - west, north - south)
-    return "us_counties" if extent < COUNTY_EXTENT_DEG else "us_states"
-
-
-def expanded(bounds: Bounds, fraction: float = 0.15, minimum_deg: float = 0.01) -> Bounds:
-    """``bounds`` grown by ``fraction`` of its size on each side (at least ``minimum_deg``).
-
-    >>> expanded((0.0, 0.0, 10.0, 10.0), 0.1)
-    (-1.0, -1.0, 11.0, 11.0)
-    """
-    west, south, east, north = bounds
-    pad_x = max((east - west) * fraction, minimum_deg)
-    pad_y = max((north - south) * fraction, minimum_deg)
-    return (west - pad_x, south - pad_y, east + pad_x, north + pad_y)
-
-
 def geojson_urls(artifacts: Sequence[ArtifactRef]) -> list[tuple[str, str]]:
     """``(name, url)`` of the GeoJSON files among a run's artifact references."""
     return [(a.name, a.url) for a in artifacts if a.format == "geojson"]
@@ -109,16 +80,6 @@ def read_layers(files: Sequence[tuple[str, str]]) -> dict[str, gpd.GeoDataFrame]
     return layers
 
 
-def context_boundaries(bounds_wgs84: Bounds, demo_data_dir: Path) -> tuple[str, gpd.GeoDataFrame]:
-    """Context polygons around ``bounds_wgs84`` from the shipped demo data, with their name."""
-    area = expanded(bounds_wgs84)
-    states = gpd.read_parquet(demo_data_dir / "us_states.parquet")
-    in_us = bool(len(states.cx[area[0]:area[2], area[1]:area[3]]))
-    name = context_layer_name(bounds_wgs84, in_us)
-    frame = states if name == "us_states" else gpd.read_parquet(demo_data_dir / f"{name}.parquet")
-    return name, frame.cx[area[0]:area[2], area[1]:area[3]]
-
-
 def map_crs(bounds_wgs84: Bounds, layer: gpd.GeoDataFrame) -> tuple[Any, float]:
     """The drawing CRS and its map units per ground metre at the map centre.
 
@@ -131,9 +92,8 @@ def map_crs(bounds_wgs84: Bounds, layer: gpd.GeoDataFrame) -> tuple[Any, float]:
     return "EPSG:3857", 1.0 / max(math.cos(latitude), 1e-6)
 
 
-def render_answer_map(layers: dict[str, gpd.GeoDataFrame], title: str,
-                      demo_data_dir: Path) -> bytes:
-    """PNG bytes: ``layers`` (EPSG:4326) over context boundaries, legend and scale bar.
+def render_answer_map(layers: dict[str, gpd.GeoDataFrame], title: str) -> bytes:
+    """PNG bytes: ``layers`` (EPSG:4326), legend and scale bar.
 
     Raises:
         ValueError: ``layers`` is empty.
@@ -153,25 +113,20 @@ def render_answer_map(layers: dict[str, gpd.GeoDataFrame], title: str,
     figure = Figure(figsize=MAP_SIZE_IN, dpi=MAP_DPI)
     axes = figure.add_subplot()
     handles: list[Any] = []
-    context_name, context = context_boundaries(bounds, demo_data_dir)
-    if len(context):
-        context.to_crs(crs).plot(ax=axes, facecolor="#f2f2ee", edgecolor="#8a8a8a", linewidth=0.6)
-        handles.append(Patch(facecolor="#f2f2ee", edgecolor="#8a8a8a",
-                             label=f"context: {context_name.replace('_', ' ')}"))
     for index, (name, frame) in enumerate(layers.items()):
         colour = LAYER_COLOURS[index % len(LAYER_COLOURS)]
         projected = frame.to_crs(crs)
         kind = projected.geom_type.iloc[0]
         label = f"{name} ({len(frame)} feature{'' if len(frame) == 1 else 's'})"
         if "Point" in kind:
-            projected.plot(ax=axes, color=colour, markersize=9, zorder=3 + index)
+            projected.plot(ax=axes, color=colour, markersize=9, zorder=30 + index)
             handles.append(Line2D([], [], marker="o", linestyle="", color=colour, label=label))
         elif "Line" in kind:
-            projected.plot(ax=axes, color=colour, linewidth=1.6, zorder=3 + index)
+            projected.plot(ax=axes, color=colour, linewidth=1.6, zorder=20 + index)
             handles.append(Line2D([], [], color=colour, linewidth=1.6, label=label))
         else:
             projected.plot(ax=axes, facecolor=colour, edgecolor="black", alpha=0.55,
-                           linewidth=0.5, zorder=3 + index)
+                           linewidth=0.5, zorder=10 + index)
             handles.append(Patch(facecolor=colour, edgecolor="black", alpha=0.55, label=label))
     west, south, east, north = gpd.GeoSeries.from_xy(
         [bounds[0], bounds[2]], [bounds[1], bounds[3]], crs=4326).to_crs(crs).total_bounds
@@ -196,15 +151,14 @@ def render_answer_map(layers: dict[str, gpd.GeoDataFrame], title: str,
     return buffer.getvalue()
 
 
-def publish_answer_map(store: RunArtifacts, artifacts: Sequence[ArtifactRef], title: str,
-                       settings: Settings) -> str | None:
+def publish_answer_map(store: RunArtifacts, artifacts: Sequence[ArtifactRef],
+                       title: str) -> str | None:
     """Write ``map.png`` for a run's GeoJSON exports and show it as artifact ``answer-map``.
 
     Args:
         store: the run's :class:`geoask.run_artifacts.RunArtifacts` (``url``, ``folder``).
         artifacts: the run's artifact references (``name``, ``url``, ``format``).
         title: the map title (the question).
-        settings: geoask settings (``demo_data_dir`` for the context boundaries).
 
     Returns:
         The map's URL, or None when the run exported no geometry or drawing failed (logged).
@@ -217,7 +171,7 @@ def publish_answer_map(store: RunArtifacts, artifacts: Sequence[ArtifactRef], ti
         layers = read_layers(geojson_urls(artifacts))
         if not layers:
             return None
-        png = render_answer_map(layers, title, settings.demo_data_dir)
+        png = render_answer_map(layers, title)
         url = str(store.url(MAP_FILE))
         write_atomic(url, png)
     except Exception as error:  # a map is a view; the answer stands without it
@@ -225,5 +179,5 @@ def publish_answer_map(store: RunArtifacts, artifacts: Sequence[ArtifactRef], ti
         return None
     encoded = base64.b64encode(png).decode("ascii")
     publish_markdown(MAP_KEY, f"# Map\n\n![answer map](data:image/png;base64,{encoded})\n\n"
-                              f"file: `{url}`", "result features over context boundaries")
+                              f"file: `{url}`", "the run's result features")
     return url

@@ -13,7 +13,6 @@ from PIL import Image
 
 from geoask import answer_map
 from geoask.run_artifacts import RunArtifacts
-from geoask.settings import get_settings
 from geoask.state import ArtifactRef
 
 
@@ -39,16 +38,6 @@ def test_scale_label(length_m, label):
     assert answer_map.scale_label(length_m) == label
 
 
-@pytest.mark.parametrize(("bounds", "in_us", "expected"), [
-    ((-73.0, 41.2, -72.8, 41.4), True, "us_counties"),      # New Haven
-    ((-84.0, 33.0, -76.0, 36.6), True, "us_states"),        # the southeast, 8 degrees wide
-    ((-125.0, 24.0, -66.0, 49.0), True, "us_states"),       # conterminous US
-    ((2.0, 48.0, 3.0, 49.0), False, "world_countries"),     # Paris: outside the US
-])
-def test_context_layer_name(bounds, in_us, expected):
-    assert answer_map.context_layer_name(bounds, in_us) == expected
-
-
 def test_geojson_urls_keeps_only_geojson():
     refs = [ArtifactRef(name="incidents", url="/r/sql-1/incidents.geojson", format="geojson"),
             ArtifactRef(name="result", url="/r/python-1/result.json", format="json")]
@@ -69,7 +58,7 @@ def published(monkeypatch) -> list[tuple[str, str]]:
     return calls
 
 
-def test_publish_answer_map_draws_points_and_lines_over_counties(tmp_path: Path, published):
+def test_publish_answer_map_draws_the_runs_points_and_lines(tmp_path: Path, published):
     store = RunArtifacts(str(tmp_path), "run-1")
     points = store.write_text("sql-1/incidents.geojson", feature_collection([
         ({"type": "Point", "coordinates": [-72.93 + i * 0.002, 41.30 + i * 0.001]}, {"id": i})
@@ -79,7 +68,7 @@ def test_publish_answer_map_draws_points_and_lines_over_counties(tmp_path: Path,
          {"name": "I-95"})]))
     refs = [ArtifactRef(name="incidents", url=points, format="geojson"),
             ArtifactRef(name="interstates", url=roads, format="geojson")]
-    url = answer_map.publish_answer_map(store, refs, "Incidents near interstates", get_settings())
+    url = answer_map.publish_answer_map(store, refs, "Incidents near interstates")
     assert url == store.url("map.png")
     image = Image.open(io.BytesIO(Path(url).read_bytes()))
     assert image.format == "PNG"
@@ -95,11 +84,11 @@ def test_publish_answer_map_without_geometry_draws_nothing(tmp_path: Path, publi
     store = RunArtifacts(str(tmp_path), "run-2")
     result = store.write_text("python-1/result.json", "{}")
     refs = [ArtifactRef(name="result", url=result, format="json")]
-    assert answer_map.publish_answer_map(store, refs, "q", get_settings()) is None
+    assert answer_map.publish_answer_map(store, refs, "q") is None
     assert not (tmp_path / "run-2" / "map.png").exists()
     assert published == []
 
 
 def test_render_answer_map_needs_a_layer():
     with pytest.raises(ValueError, match="at least one layer"):
-        answer_map.render_answer_map({}, "q", get_settings().demo_data_dir)
+        answer_map.render_answer_map({}, "q")
