@@ -1,1 +1,1 @@
-"""The semantic catalog of the demo database (model, YAML, CLI)."""
+"""The semantic catalog of a database (model, YAML, CLI); the shipped one is the demo's."""

@@ -4,8 +4,8 @@ A column is *spatial* when its PostgreSQL type is one of the PostGIS value types
 :class:`SpatialKind`: ``geometry`` and ``geography`` (vector features, loaded with shapely
 from EWKB) and ``raster`` (a grid; nothing in geoask reads rasters yet, but the notion is ready
 for them). A spatial column's CRS is its SRID type modifier, e.g. ``geometry(Point,4326)`` is
-EPSG:4326; geoask's catalog stores every geometry in EPSG:4326 (WGS 84 longitude/latitude) and
-``geography`` is always on an ellipsoid (SRID 4326 unless stated).
+EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N (any SRID; the demo database
+stores EPSG:4326); ``geography`` is always on an ellipsoid (SRID 4326 unless stated).
 
 Everything here is pure text handling: no database is asked which types exist.
 """

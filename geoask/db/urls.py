@@ -45,7 +45,7 @@ def owner_url(settings: Settings) -> str:
         if not settings.owner_database_url:
             raise ConfigurationError(
                 "GEOASK_DATABASE_URL points at an external server; set GEOASK_OWNER_DATABASE_URL "
-                "to a role that may create the demo schema to load data there"
+                "to a role that may create the demo data's schema to load it there"
             )
         return settings.owner_database_url
     return EmbeddedCluster(settings).url(OWNER_ROLE)
