@@ -118,6 +118,25 @@ def test_reference_planner_reads_the_tables_from_the_outline():
     assert sorted(plan.steps[0].tables) == ["airports", "us_states"]
 
 
+def test_reference_planner_takes_granularity_and_tables_from_any_schema():
+    case = BY_ID["airports-017"]
+    outline = ("us_census.airports: Airports [airport_site, static] (joined in via x)\n"
+               "  iata text PK\nEurope.us_states: States [TODO, static]")
+    plan = reference_model([case]).reply(
+        "planner", f"Question: {case.question}\n\nSchema outline:\n{outline}")
+    assert sorted(plan.steps[0].tables) == ["airports", "us_states"]
+    assert plan.constraints.spatial_granularity == "airport_site"
+    untold = case_plan(case, granularities={"us_states": "TODO"})
+    assert untold.constraints.spatial_granularity == "none"
+
+
+def test_misspelt_column_keeps_a_same_named_table_in_any_schema():
+    sql = "SELECT t.parcel FROM zoning.parcel AS t"
+    text, name = misspell_column([CaseStatement(name="p", sql=sql)])
+    assert name == "parcel"
+    assert json.loads(text)[0]["sql"] == "SELECT t.parcel_nm FROM zoning.parcel AS t"
+
+
 def test_top_k_comes_from_the_reference_limit():
     case = BY_ID["states-011"]
     assert case_top_k(case) == 5 == case_intent(case).top_k == case_plan(case).steps[-1].top_k
