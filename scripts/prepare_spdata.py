@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 import pyproj
 import shapely
-
 from prepare_demo_data import PrepareError, as_multipolygons, check, measured_ranges
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
