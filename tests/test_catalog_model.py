@@ -56,7 +56,7 @@ def _mutated(path: list, value) -> dict:
         (["join_paths", 0, "right"], "a.nope", "a.nope"),
         (["join_paths", 0, "left"], "zz.id", "unknown table zz"),
         (["join_paths", 0, "kind"], "magic", "kind"),
-        (["tables", 0, "spatial_granularity"], "planet", "spatial_granularity"),
+        (["tables", 0, "spatial_granularity"], "Census tract", "spatial_granularity"),
         (["tables", 0, "expected_rows"], 0, "expected_rows"),
         (["tables", 0, "theme"], "short", "theme"),
         (["tables", 0, "columns", 0, "description"], "x", "description"),
@@ -148,3 +148,10 @@ def test_only_the_exact_todo_marker_stands_in_for_a_theme(tmp_path, value):
     file.write_text(yaml.safe_dump(_mutated(["tables", 0, "theme"], value)))
     with pytest.raises(CatalogError, match="theme"):
         load_catalog(file)
+
+
+@pytest.mark.parametrize("value", ["census_tract", "canton", "parcel"])
+def test_spatial_granularity_is_an_open_vocabulary(tmp_path, value):
+    file = tmp_path / "catalog.yaml"
+    file.write_text(yaml.safe_dump(_mutated(["tables", 0, "spatial_granularity"], value)))
+    assert load_catalog(file).tables[0].spatial_granularity == value

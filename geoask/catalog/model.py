@@ -34,7 +34,7 @@ Todo = Literal["TODO"]
 
 
 class SpatialGranularity(StrEnum):
-    """The spatial unit one row of a table describes."""
+    """The demo's spatial units; a catalog may name any other (``SpatialUnit``)."""
 
     STATE = "state"
     COUNTY = "county"
@@ -43,6 +43,10 @@ class SpatialGranularity(StrEnum):
     LINE = "line"
     COUNTRY = "country"
     NONE = "none"
+
+
+SpatialUnit = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
+"""Any other spatial unit one row describes, in lower-case words (``census_tract``, ``canton``)."""
 
 
 class TemporalGranularity(StrEnum):
@@ -139,7 +143,8 @@ class Table(_Strict):
     theme: Annotated[str, Field(min_length=20)] | Todo = Field(
         description="Theme summary used for retrieval."
     )
-    spatial_granularity: SpatialGranularity | Todo
+    spatial_granularity: SpatialGranularity | SpatialUnit | Todo = Field(
+        union_mode="left_to_right", description="The spatial unit one row describes.")
     temporal_granularity: TemporalGranularity | Todo
     temporal_coverage: TemporalCoverage | None = None
     source: str = Field(description="Provenance in one line; details in demo_data/PROVENANCE.md.")
