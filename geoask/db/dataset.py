@@ -155,7 +155,8 @@ def load_dataset(path: Path) -> Dataset:
                            f"{first['msg'].removeprefix('Value error, ')}") from None
     for table in dataset.tables:
         if not (path.parent / table.file).is_file():
-            raise DatasetError(f"{path}: table {table.name}: file {table.file} not found "
+            raise DatasetError(f"dataset manifest {path}: table {table.name}: file {table.file} "
+                               "not found "
                                f"(relative to {path.parent})")
     return dataset
 
