@@ -12,10 +12,10 @@ from pydantic import BaseModel
 
 from geoask.catalog.model import load_catalog
 from geoask.db.cluster import data_schema
+from geoask.db.loading import TableCheck
 from geoask.db.urls import owner_url
 from geoask.settings import get_settings
 from tasks.demo_data import (
-    TableCheck,
     add_keys_and_comments,
     copy_table,
     create_staging,

@@ -26,6 +26,10 @@ class DataValidationError(GeoaskError):
     """Loaded or prepared data failed a check (row count, SRID, geometry validity, key)."""
 
 
+class DatasetError(GeoaskError):
+    """A dataset manifest (``dataset.yaml``) is malformed or its data files do not match it."""
+
+
 class CatalogError(GeoaskError):
     """The semantic catalog is malformed or disagrees with the live database."""
 

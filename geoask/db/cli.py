@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
@@ -81,3 +83,35 @@ def load(
     verb = "loaded" if summary.changed else "unchanged (already loaded)"
     typer.echo(f"schema {summary.schema_name}: {verb}; {sum(summary.rows.values()):,} rows "
                f"in {len(summary.rows)} tables, verified")
+
+
+@app.command("load-dataset")
+def load_dataset(
+    path: Annotated[Path, typer.Argument(
+        help="A dataset.yaml manifest, or the folder holding one.")],
+    force: bool = typer.Option(False, "--force", help="Reload even if nothing changed."),
+    owner_url: str | None = typer.Option(
+        None, "--owner-url", help="External server only: URL of a role owning the manifest's "
+        "database there (embedded: created and owned by geoask_owner)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Load a dataset manifest's GeoParquet files into its own database (flow `load_dataset`)."""
+    from geoask.db.dataset import load_dataset as read_manifest
+
+    settings = get_settings()
+    read_manifest(path)  # a bad manifest fails here, before Prefect starts
+    if not uses_external_database(settings) and EmbeddedCluster(settings).up():
+        typer.echo(f"started PostGIS on 127.0.0.1:{settings.db_port}")
+    from flows.load_dataset import load_dataset as load_flow
+
+    summary = load_flow(path, force=force, owner_url=owner_url)
+    if as_json:
+        typer.echo(summary.model_dump_json(indent=2))
+        return
+    verb = "loaded" if summary.changed else "unchanged (already loaded)"
+    typer.echo(f"database {summary.database}: {verb}; {len(summary.rows)} tables and views, "
+               "verified")
+    for name, rows in summary.rows.items():
+        typer.echo(f"  {name:<36} {rows:>9,} rows")
+    if summary.reader_url:
+        typer.echo(f"reader URL: {_masked(summary.reader_url)}  (password: --json)")

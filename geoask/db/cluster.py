@@ -161,11 +161,33 @@ class EmbeddedCluster:
             ) from None
         return Credentials(data["owner_password"], data["reader_password"])
 
-    def url(self, role: str) -> str:
+    def url(self, role: str, database: str = DATABASE_NAME) -> str:
         """Libpq URL for ``role`` (``geoask_owner`` or ``geoask_reader``) over 127.0.0.1."""
         creds = self.credentials()
         password = creds.owner_password if role == OWNER_ROLE else creds.reader_password
-        return f"postgresql://{role}:{password}@127.0.0.1:{self.port}/{DATABASE_NAME}"
+        return f"postgresql://{role}:{password}@127.0.0.1:{self.port}/{database}"
+
+    def ensure_database(self, name: str) -> bool:
+        """Create database ``name`` owned by the owner role, with PostGIS; safe to repeat.
+
+        As the cluster superuser: ``CREATE DATABASE`` (if absent), ``CREATE EXTENSION postgis``
+        and the same database-level rights as the demo database (CONNECT for owner and reader
+        only, no CREATE in ``public``). Returns True if the database was created by this call.
+        Raises DatabaseError when the cluster is not running.
+        """
+        if not self.is_running():
+            raise DatabaseError("the embedded database is not running; start it with "
+                                "`geoask db up`")
+        with psycopg.connect(self._superuser_conninfo("postgres"), autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                                  (name,)).fetchone()
+            if not exists:
+                conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                    sql.Identifier(name), sql.Identifier(OWNER_ROLE)))
+        with psycopg.connect(self._superuser_conninfo(name), autocommit=True) as conn:
+            for statement in _database_statements(name):
+                conn.execute(statement)
+        return not exists
 
     # -- internals -----------------------------------------------------------------------
     def _bin(self, name: str) -> str:
@@ -314,10 +336,9 @@ def data_schema(settings: Settings) -> str:
     return settings.data_schema or load_catalog(settings.catalog_path).schema_name
 
 
-def _bootstrap_statements(schema: str, timeout_s: int) -> list[sql.SQL | sql.Composed]:
-    """SQL that (re)establishes PostGIS, the data schema and the two roles' rights."""
-    db, owner, reader, data = (sql.Identifier(n) for n in (DATABASE_NAME, OWNER_ROLE,
-                                                            READER_ROLE, schema))
+def _database_statements(database: str) -> list[sql.SQL | sql.Composed]:
+    """SQL, run inside ``database``, that gives it PostGIS and the two roles' database rights."""
+    db, owner, reader = (sql.Identifier(n) for n in (database, OWNER_ROLE, READER_ROLE))
     return [
         sql.SQL("CREATE EXTENSION IF NOT EXISTS postgis"),
         sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(db),
@@ -327,6 +348,14 @@ def _bootstrap_statements(schema: str, timeout_s: int) -> list[sql.SQL | sql.Com
         # a role may signal its own other sessions by default; the reader must not
         sql.SQL("REVOKE EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) FROM PUBLIC"),
         sql.SQL("REVOKE EXECUTE ON FUNCTION pg_cancel_backend(integer) FROM PUBLIC"),
+    ]
+
+
+def _bootstrap_statements(schema: str, timeout_s: int) -> list[sql.SQL | sql.Composed]:
+    """SQL that (re)establishes PostGIS, the data schema and the two roles' rights."""
+    owner, reader, data = (sql.Identifier(n) for n in (OWNER_ROLE, READER_ROLE, schema))
+    return [
+        *_database_statements(DATABASE_NAME),
         sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(data, owner),
         sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(data, reader),
         sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(data, reader),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from psycopg.conninfo import make_conninfo
+from dataclasses import dataclass
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from geoask.db.cluster import OWNER_ROLE, READER_ROLE, EmbeddedCluster
 from geoask.errors import ConfigurationError
@@ -49,3 +52,61 @@ def owner_url(settings: Settings) -> str:
             )
         return settings.owner_database_url
     return EmbeddedCluster(settings).url(OWNER_ROLE)
+
+
+@dataclass(frozen=True)
+class DatasetTarget:
+    """Where a dataset is loaded: the owner's URL, the role granted SELECT, the reader's URL.
+
+    ``reader_url`` is None on an external server (its reader URL is the user's to form).
+    """
+
+    owner_url: str
+    reader_role: str
+    reader_url: str | None
+
+
+def dataset_target(settings: Settings, database: str, owner: str | None = None) -> DatasetTarget:
+    """Prepare database ``database`` for loading and say how to reach it.
+
+    Embedded cluster: creates the database (owned by ``geoask_owner``, with PostGIS) if needed.
+    External server (GEOASK_DATABASE_URL set): ``owner`` must be a URL of a role owning that
+    database, which must exist with PostGIS; the role of GEOASK_DATABASE_URL is granted SELECT.
+
+    Raises:
+        ConfigurationError: ``owner`` is missing (external) or given (embedded), or names
+            another database.
+        DatabaseError: the embedded cluster is not running.
+
+    """
+    if not settings.database_url:
+        if owner:
+            raise ConfigurationError(
+                "--owner-url is only for an external server (GEOASK_DATABASE_URL); the "
+                "embedded cluster's owner role is used otherwise")
+        cluster = EmbeddedCluster(settings)
+        cluster.ensure_database(database)
+        return DatasetTarget(cluster.url(OWNER_ROLE, database), READER_ROLE,
+                             cluster.url(READER_ROLE, database))
+    if not owner:
+        raise ConfigurationError(
+            f"GEOASK_DATABASE_URL points at an external server; pass --owner-url with the URL "
+            f"of a role that owns database {database} there (create it first: CREATE DATABASE "
+            f"{database}; then in it CREATE EXTENSION postgis)")
+    named = _conninfo(owner).get("dbname")
+    if named != database:
+        raise ConfigurationError(
+            f"--owner-url names database {named or '(none)'}, the manifest loads {database}; "
+            f"point it at database {database}")
+    reader = _conninfo(settings.database_url).get("user")
+    if not reader:
+        raise ConfigurationError("GEOASK_DATABASE_URL names no user; the loader grants that "
+                                 "role SELECT, so name it in the URL")
+    return DatasetTarget(owner, reader, None)
+
+
+def _conninfo(url: str) -> dict[str, str]:
+    try:
+        return {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
+    except psycopg.ProgrammingError as error:
+        raise ConfigurationError(f"cannot parse the database URL: {error}") from None

@@ -1,0 +1,224 @@
+"""The one mechanism that loads GeoParquet/Parquet files into PostGIS through staging schemas.
+
+Used by the demo loader (``geoask db load``, driven by the semantic catalog) and the dataset
+loader (``geoask db load-dataset``, driven by a ``dataset.yaml`` manifest). Tables are created
+empty in a staging schema, filled with COPY, given keys and indexes, verified (row counts,
+SRIDs, geometry validity and types), then swapped in for the published schemas in one
+transaction, so readers never see a half-loaded schema. A fingerprint of the description file
+and the data files, kept per schema in ``geoask_meta.load_state`` of the target database, makes
+a repeated load a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pyarrow.parquet as pq
+import pyproj
+import shapely
+from psycopg import sql
+
+from geoask.errors import DataValidationError
+
+META_SCHEMA = "geoask_meta"
+
+
+@dataclass(frozen=True)
+class GeometrySpec:
+    """The expected geometry of a column: PostGIS type name (``MultiPolygon``) and SRID."""
+
+    column: str
+    geometry_type: str
+    srid: int
+
+
+@dataclass(frozen=True)
+class TableCheck:
+    """Verification result of one loaded table (row count, SRIDs, validity, geometry types)."""
+
+    table: str
+    rows: int
+    expected_rows: int
+    srids: list[int]
+    invalid_geometries: int
+    geometry_types: list[str]
+
+    def problems(self, expected: GeometrySpec | None) -> list[str]:
+        """Describe every way this table differs from what was expected; empty when right."""
+        out = []
+        if self.rows != self.expected_rows:
+            out.append(f"{self.table}: {self.rows} rows, catalog expects {self.expected_rows}")
+        if expected is not None:
+            if self.srids != [expected.srid]:
+                out.append(f"{self.table}: SRIDs {self.srids}, expected [{expected.srid}]")
+            if self.invalid_geometries:
+                out.append(f"{self.table}: {self.invalid_geometries} invalid geometries")
+            kind = expected.geometry_type.upper()
+            if self.geometry_types != [kind]:
+                out.append(f"{self.table}: geometry types {self.geometry_types}, "
+                           f"expected [{kind}]")
+        return out
+
+
+def fingerprint(description: Path, data_files: Iterable[Path]) -> str:
+    """SHA-256 (hex) over the description file, then each data file's name and bytes, sorted."""
+    digest = hashlib.sha256(description.read_bytes())
+    for path in sorted(data_files, key=lambda p: p.name):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def loaded_fingerprint(owner_url: str, schema: str) -> str | None:
+    """Fingerprint of the data last published into ``schema`` of that database, or None."""
+    with psycopg.connect(owner_url) as conn:
+        present = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL", (f"{META_SCHEMA}.load_state",)
+        ).fetchone()
+        if not present or not present[0]:
+            return None
+        row = conn.execute(
+            sql.SQL("SELECT fingerprint FROM {}.load_state WHERE schema_name = %s").format(
+                sql.Identifier(META_SCHEMA)), (schema,),
+        ).fetchone()
+        return row[0] if row else None
+
+
+def recreate_schema(owner_url: str, schema: str,
+                    statements: Sequence[sql.Composed | sql.SQL]) -> None:
+    """Drop ``schema`` if it exists, create it empty, then run ``statements`` (CREATE TABLE)."""
+    with psycopg.connect(owner_url) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        for statement in statements:
+            conn.execute(statement)
+
+
+def drop_schemas(owner_url: str, schemas: Sequence[str]) -> None:
+    """Drop each of ``schemas`` and everything in it, if it exists."""
+    with psycopg.connect(owner_url) as conn:
+        for schema in schemas:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(schema)))
+
+
+def read_rows(path: Path, columns: Sequence[str],
+              geometry: Mapping[str, int]) -> list[tuple[object, ...]]:
+    """Read ``path`` into tuples in ``columns`` order; geometry columns as hex EWKB.
+
+    ``geometry`` maps each geometry column to its expected SRID; the file's GeoParquet CRS
+    (absent: OGC:CRS84, i.e. EPSG:4326) must be that EPSG code.
+
+    Raises:
+        DataValidationError: the file lacks a column or a geometry column's CRS differs.
+
+    """
+    parquet = pq.read_table(path)
+    missing = sorted(set(columns) - set(parquet.column_names))
+    if missing:
+        raise DataValidationError(f"{path.name} lacks columns {missing}")
+    out: list[list[object]] = []
+    for name in columns:
+        values = parquet.column(name).to_pylist()
+        if name in geometry:
+            srid = geometry[name]
+            check_geoparquet_crs(path, parquet.schema.metadata or {}, name, srid)
+            geoms = shapely.set_srid(shapely.from_wkb(values), srid)
+            values = list(shapely.to_wkb(geoms, hex=True, include_srid=True))
+        out.append(values)
+    return list(zip(*out, strict=True))
+
+
+def check_geoparquet_crs(path: Path, metadata: Mapping[bytes, bytes], column: str,
+                         srid: int) -> None:
+    """Raise DataValidationError unless ``column``'s GeoParquet CRS is EPSG:``srid``."""
+    geo = json.loads(metadata.get(b"geo", b"{}"))
+    crs = geo.get("columns", {}).get(column, {}).get("crs")
+    epsg = pyproj.CRS.from_json_dict(crs).to_epsg() if crs else 4326  # absent = OGC:CRS84
+    if epsg != srid:
+        raise DataValidationError(
+            f"{path.name}: geometry CRS of {column} is EPSG:{epsg}, expected EPSG:{srid}")
+
+
+def copy_rows(owner_url: str, schema: str, table: str, columns: Sequence[str],
+              rows: Sequence[tuple[object, ...]]) -> int:
+    """Empty ``schema.table`` and COPY ``rows`` into ``columns``; returns the number of rows."""
+    target = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table))
+    statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+        target, sql.SQL(", ").join(map(sql.Identifier, columns)))
+    with psycopg.connect(owner_url) as conn, conn.cursor() as cur:
+        cur.execute(sql.SQL("TRUNCATE {}").format(target))
+        with cur.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+    return len(rows)
+
+
+def run_and_analyze(owner_url: str, statements: Sequence[sql.Composed | sql.SQL]) -> None:
+    """Run ``statements`` in one transaction (keys, indexes, comments), then ANALYZE."""
+    with psycopg.connect(owner_url) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
+def check_table(conn: psycopg.Connection, schema: str, table: str, expected_rows: int,
+                geometry: GeometrySpec | None) -> TableCheck:
+    """Count the rows of ``schema.table``; with ``geometry`` also measure its geometry column.
+
+    Measured: distinct SRIDs, invalid geometries (``ST_IsValid`` false or NULL) and distinct
+    geometry types as ``GeometryType()`` spells them (``MULTIPOLYGON``).
+    """
+    target = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table))
+    rows = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(target)).fetchone()
+    srids: list[int] = []
+    invalid = 0
+    types: list[str] = []
+    if geometry is not None:
+        g = sql.Identifier(geometry.column)
+        stats = conn.execute(sql.SQL(
+            "SELECT array_agg(DISTINCT ST_SRID({g})), "
+            "count(*) FILTER (WHERE NOT ST_IsValid({g}) OR {g} IS NULL), "
+            "array_agg(DISTINCT GeometryType({g})) FROM {t}").format(g=g, t=target)).fetchone()
+        assert stats is not None
+        srids, invalid, types = sorted(stats[0] or []), stats[1], sorted(stats[2] or [])
+    return TableCheck(table, rows[0] if rows else 0, expected_rows, srids, invalid, types)
+
+
+def publish(owner_url: str, swaps: Sequence[tuple[str, str]], fingerprint: str,
+            reader_role: str, then: Sequence[sql.Composed | sql.SQL] = ()) -> None:
+    """Swap each verified ``(staging, schema)`` in, run ``then`` (views), grant, record.
+
+    In one transaction: every published ``schema`` is dropped and its staging schema renamed to
+    it; ``then`` runs (e.g. ``CREATE VIEW`` over the published names); ``reader_role`` gets
+    USAGE and SELECT on every table and view; the fingerprint is recorded per schema.
+    """
+    meta, reader = sql.Identifier(META_SCHEMA), sql.Identifier(reader_role)
+    with psycopg.connect(owner_url) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(meta))
+        conn.execute(sql.SQL(
+            "CREATE TABLE IF NOT EXISTS {}.load_state (schema_name text PRIMARY KEY, "
+            "fingerprint text NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())"
+        ).format(meta))
+        for staging, schema in swaps:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(schema)))
+            conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
+                sql.Identifier(staging), sql.Identifier(schema)))
+        for statement in then:
+            conn.execute(statement)
+        for _, schema in swaps:
+            s = sql.Identifier(schema)
+            conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(s, reader))
+            conn.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(
+                s, reader))
+            conn.execute(sql.SQL(
+                "INSERT INTO {}.load_state (schema_name, fingerprint) VALUES (%s, %s) "
+                "ON CONFLICT (schema_name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, "
+                "loaded_at = now()").format(meta), (schema, fingerprint))

@@ -1,0 +1,111 @@
+"""Tasks that load a dataset manifest's GeoParquet/Parquet files into their own database.
+
+Thin wrappers of :mod:`geoask.db.dataset` (manifest, DDL from the Parquet schema) and
+:mod:`geoask.db.loading` (staging, COPY, verification, atomic publish, fingerprint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import psycopg
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from psycopg import sql
+
+from geoask.db import dataset as ds
+from geoask.db import loading
+from geoask.db.loading import TableCheck
+from geoask.db.urls import DatasetTarget, dataset_target
+from geoask.errors import DataValidationError
+from geoask.retry import TRANSIENT_RETRIES
+from geoask.settings import Settings
+
+
+def staging(schema: str) -> str:
+    """The staging schema of ``schema``."""
+    return f"{schema}_staging"
+
+
+@task(name="prepare-database", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
+def prepare_database(settings: Settings, database: str, owner: str | None) -> DatasetTarget:
+    """Create the dataset's database if needed (embedded) and return how to reach it."""
+    return dataset_target(settings, database, owner)
+
+
+@task(name="loaded-fingerprints", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
+def loaded_fingerprints(owner_url: str, schemas: list[str]) -> list[str | None]:
+    """The fingerprint last published into each of ``schemas`` (None: never loaded)."""
+    return [loading.loaded_fingerprint(owner_url, s) for s in schemas]
+
+
+@task(name="create-staging-schemas", cache_policy=NO_CACHE)
+def create_staging_schemas(owner_url: str, dataset: ds.Dataset, base: Path) -> None:
+    """(Re)create one empty staging schema per target schema, with the tables' columns."""
+    for schema in dataset.schemas:
+        tables = [t for t in dataset.tables if t.schema_name == schema]
+        loading.recreate_schema(owner_url, staging(schema), [
+            ds.create_table(staging(schema), t, ds.column_types(base / t.file, t))
+            for t in tables])
+
+
+@task(name="copy-table", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
+def copy_table(owner_url: str, table: ds.DatasetTable, path: Path) -> int:
+    """COPY the rows of ``path`` into the staging table; returns the number of rows."""
+    names = [name for name, _ in ds.column_types(path, table)]
+    geometry = {table.geometry.column: table.geometry.srid} if table.geometry else {}
+    rows = loading.read_rows(path, names, geometry)
+    return loading.copy_rows(owner_url, staging(table.schema_name), table.name, names, rows)
+
+
+@task(name="add-keys", cache_policy=NO_CACHE)
+def add_keys(owner_url: str, dataset: ds.Dataset) -> None:
+    """Primary keys, GiST indexes and comments on the staged tables, then ANALYZE."""
+    statements: list[sql.Composed | sql.SQL] = []
+    for table in dataset.tables:
+        statements += ds.keys_and_comments(staging(table.schema_name), table)
+    loading.run_and_analyze(owner_url, statements)
+
+
+@task(name="verify-dataset", cache_policy=NO_CACHE)
+def verify_dataset(url: str, dataset: ds.Dataset, base: Path, staged: bool) -> list[TableCheck]:
+    """Check row counts (against the files), SRIDs, validity and geometry types; count views.
+
+    Raises:
+        DataValidationError: listing every difference found.
+
+    """
+    checks: list[TableCheck] = []
+    problems: list[str] = []
+    with psycopg.connect(url) as conn:
+        for table in dataset.tables:
+            schema = staging(table.schema_name) if staged else table.schema_name
+            check = loading.check_table(conn, schema, table.name,
+                                        ds.expected_rows(base / table.file), table.geometry_spec)
+            check = replace(check, table=f"{table.schema_name}.{table.name}")
+            problems += check.problems(table.geometry_spec)
+            checks.append(check)
+        for view in [] if staged else dataset.views:
+            check = loading.check_table(conn, view.schema_name, view.name, -1, None)
+            checks.append(replace(check, table=f"{view.schema_name}.{view.name}",
+                                  expected_rows=check.rows))
+    if problems:
+        raise DataValidationError(f"dataset {dataset.database} failed verification: "
+                                  + "; ".join(problems))
+    return checks
+
+
+@task(name="drop-staging", cache_policy=NO_CACHE)
+def drop_staging(owner_url: str, dataset: ds.Dataset) -> None:
+    """Drop every staging schema of the dataset."""
+    loading.drop_schemas(owner_url, [staging(s) for s in dataset.schemas])
+
+
+@task(name="publish-dataset", cache_policy=NO_CACHE)
+def publish_dataset(owner_url: str, dataset: ds.Dataset, fingerprint: str,
+                    reader_role: str) -> None:
+    """Swap every staging schema in, create the views, grant the reader, record, atomically."""
+    views = [statement for view in dataset.views for statement in ds.create_view(view)]
+    loading.publish(owner_url, [(staging(s), s) for s in dataset.schemas], fingerprint,
+                    reader_role, then=views)

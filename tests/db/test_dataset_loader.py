@@ -1,0 +1,109 @@
+"""The load_dataset flow loads spdata into its own database: native SRIDs, a view, no foreign
+keys, a reader that can SELECT and not write, a no-op reload, and a catalog that checks clean."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import psycopg
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from flows.load_dataset import load_dataset
+from geoask.catalog.check import check_catalog
+from geoask.catalog.model import load_catalog
+from geoask.db.urls import uses_external_database
+
+pytestmark = pytest.mark.db
+
+SPDATA = Path(__file__).resolve().parents[2] / "benchmark" / "databases" / "spdata"
+
+
+@pytest.fixture(scope="module")
+def loaded(database, tmp_path_factory):
+    """spdata loaded into a throw-away database of the test cluster (dropped afterwards)."""
+    if uses_external_database(database.settings):
+        pytest.skip("loads into a new database of the embedded cluster")
+    raw = yaml.safe_load((SPDATA / "dataset.yaml").read_text())
+    raw["database"] = f"spdata_t{uuid.uuid4().hex[:8]}"
+    for table in raw["tables"]:
+        table["file"] = str(SPDATA / table["file"])
+    manifest = tmp_path_factory.mktemp("spdata") / "dataset.yaml"
+    manifest.write_text(yaml.safe_dump(raw))
+    summary = load_dataset(manifest)
+    yield manifest, summary
+    with psycopg.connect(database.owner_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{raw["database"]}" WITH (FORCE)')
+
+
+def test_tables_keep_their_native_srid_and_the_view_exists(loaded):
+    _, summary = loaded
+    assert summary.changed and summary.reader_url is not None
+    with psycopg.connect(summary.reader_url) as conn:
+        columns = conn.execute(
+            "SELECT f_table_schema || '.' || f_table_name, srid, type FROM geometry_columns "
+            "ORDER BY 1").fetchall()
+        kinds = dict(conn.execute(
+            "SELECT n.nspname || '.' || c.relname, c.relkind FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname IN ('us_census', 'europe') "
+            "AND c.relkind IN ('r', 'v')").fetchall())
+        constraints = conn.execute(
+            "SELECT conrelid::regclass::text, contype FROM pg_constraint "
+            "WHERE connamespace::regnamespace::text IN ('us_census', 'europe')").fetchall()
+    assert columns == [
+        ("europe.london_cycle_docks", 4326, "POINT"),
+        ("europe.lux_cantons", 4326, "MULTIPOLYGON"),
+        ("us_census.boston_tracts", 4267, "MULTIPOLYGON"),
+        ("us_census.ny8_tract_rates", 32618, "MULTIPOLYGON"),
+        ("us_census.ny8_tracts", 32618, "MULTIPOLYGON"),
+    ]
+    assert kinds["us_census.ny8_tract_rates"] == "v"
+    assert sorted(v for v in kinds.values()) == ["r"] * 6 + ["v"]
+    assert {kind for _, kind in constraints} == {"p"}  # primary keys only, no foreign key
+    assert "us_census.ny8_leukemia" not in {table for table, _ in constraints}
+
+
+def test_row_counts_match_the_files_and_the_view_joins_them(loaded):
+    manifest, summary = loaded
+    dataset = yaml.safe_load(manifest.read_text())
+    expected = {f"{t['schema']}.{t['name']}": pq.read_metadata(t["file"]).num_rows
+                for t in dataset["tables"]}
+    assert {k: v for k, v in summary.rows.items() if k in expected} == expected
+    assert summary.rows["us_census.ny8_tract_rates"] == expected["us_census.ny8_tracts"]
+    with psycopg.connect(summary.reader_url) as conn:
+        row = conn.execute("SELECT round(sum(cases)::numeric, 3), max(cases_per_100k) > 0 "
+                           "FROM us_census.ny8_tract_rates").fetchone()
+    assert row is not None and float(row[0]) == pytest.approx(592.0, abs=1e-3) and row[1]
+
+
+def test_the_reader_can_select_and_cannot_write(loaded):
+    _, summary = loaded
+    with psycopg.connect(summary.reader_url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM europe.lux_districts").fetchone() == (3,)
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("DELETE FROM europe.lux_districts")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+            conn.execute("SET TRANSACTION READ WRITE")
+            conn.execute("INSERT INTO europe.lux_districts VALUES (9, 'x')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+            conn.execute("SET TRANSACTION READ WRITE")
+            conn.execute("CREATE TABLE europe.evil (x int)")
+
+
+def test_a_second_load_changes_nothing(loaded):
+    manifest, first = loaded
+    second = load_dataset(manifest)
+    assert not second.changed and second.fingerprint == first.fingerprint
+    assert second.rows == first.rows
+
+
+def test_the_refined_catalog_checks_clean_against_the_loaded_database(loaded):
+    _, summary = loaded
+    catalog = load_catalog(SPDATA / "catalog.yaml")
+    assert catalog.todos() == []
+    assert check_catalog(summary.reader_url, catalog) == []
+    draft = load_catalog(SPDATA / "catalog.draft.yaml")
+    problems = check_catalog(summary.reader_url, draft)
+    assert problems and all("TODO" in p or "inferred join path" in p for p in problems)
