@@ -26,6 +26,13 @@ class DataValidationError(GeoaskError):
     """Loaded or prepared data failed a check (row count, SRID, geometry validity, key)."""
 
 
+class CrsError(DataValidationError):
+    """A geometry's CRS is unknown or unusable (SRID 0 outside lon/lat range, no EPSG code).
+
+    The message says which column and how to set its SRID (catalog or database).
+    """
+
+
 class CatalogError(GeoaskError):
     """The semantic catalog is malformed or disagrees with the live database."""
 
