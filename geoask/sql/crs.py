@@ -13,7 +13,8 @@ Rules (CRS definitions from pyproj's EPSG database; an SRID is read as an EPSG c
 - SRID 0 (unknown) takes the SRID the catalog declares for the source column
   (:func:`geoask.catalog.spatial.declared_srids`); without one, values whose coordinates all
   lie within longitude/latitude range are taken to be EPSG:4326 (recorded in ``note``), and
-  any other value is refused with :class:`~geoask.errors.CrsError` asking for the SRID to be set;
+  any other value is refused with :class:`~geoask.errors.CrsError` asking for the SRID to be set
+  (a data problem no agent can repair: the question flow ends with it);
 - the metric CRS is the native CRS when it is projected in metres or feet (Mercator-family
   projections such as Web Mercator excepted: their scale varies with latitude), else the UTM
   zone at the centre of the data's WGS 84 bounds (as ``GeoDataFrame.estimate_utm_crs()``).
