@@ -29,7 +29,12 @@ from sandbox.runtime import AVAILABLE_IMPORTS
 
 @dataclass(frozen=True)
 class InputArtifact:
-    """An input file of the step with its compact preview (columns, rows, geometry, bbox)."""
+    """An input file of the step with its compact preview.
+
+    The preview (:meth:`geoask.sql.export.ResultPreview.to_text`) gives columns, rows, geometry,
+    bbox and, per geometry column, the CRS it is stored in (SRID, name, units) and the metric CRS
+    to project to for areas and distances (``crs of <column>: ...``).
+    """
 
     name: str
     path_in_sandbox: str
@@ -74,8 +79,10 @@ network, over the input files (previews given) that the listed SQL exported.
 - Import only {", ".join(_THIRD_PARTY)} and the standard library, but no subprocess,
   socket, network, database, ctypes or multiprocessing; no exec, eval or __import__.
 - Use column names exactly as in the previews and the SQL.
-- Inputs are WGS 84 (EPSG:4326): distances, buffers and areas in a projected CRS in metres
-  (UTM from estimate_utm_crs(), equal-area for areas), never degrees; the intent's distance in
+- GeoJSON inputs are WGS 84 lon/lat (EPSG:4326) whatever CRS the database stores; each
+  preview's "crs of" line names the native CRS, its units and the metric CRS. Compute
+  distances, buffers and areas after to_crs() to that metric CRS (equal-area for areas over
+  large extents) or geodesically with pyproj.Geod, never in degrees; the intent's distance in
   metres; name the CRS in method. make_valid geometries before overlays.
 - The last output line is one JSON object with exactly the keys status ("success" or "error"),
   summary (one sentence with units) and result (object or array), e.g. {PROTOCOL_EXAMPLE}
@@ -98,7 +105,7 @@ _ALLOWED_MODULES = (frozenset(sys.stdlib_module_names) | frozenset(ANALYSIS_IMPO
 _DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__"})
 _HOST_ROOTS = frozenset({"etc", "home", "root", "proc", "sys", "dev", "var", "usr", "opt",
                          "srv", "mnt", "run", "boot", "work", "bin", "lib"})
-_PROJECTION_CALLS = frozenset({"to_crs", "estimate_utm_crs"})
+_PROJECTION_CALLS = frozenset({"to_crs", "estimate_utm_crs", "Geod"})
 _PREVIEW_COLUMN = re.compile(r"([^\s,()]+) \(")
 
 
@@ -185,14 +192,21 @@ def prints_protocol_json(tree: ast.Module) -> str | None:
 
 
 def projects_for_distances(tree: ast.Module, intent: Intent) -> str | None:
-    """A question with a distance (or a measurement) reprojects to a metric CRS first."""
+    """A question with a distance (or a measurement) reprojects to a metric CRS first.
+
+    ``to_crs``/``estimate_utm_crs`` or geodesic measurement with ``pyproj.Geod`` count.
+    """
     if intent.topology.distance is None and intent.operation is not OperationIntent.MEASURE:
         return None
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in _PROJECTION_CALLS:
+        name = node.attr if isinstance(node, ast.Attribute) else (
+            node.id if isinstance(node, ast.Name) else None)
+        if name in _PROJECTION_CALLS:
             return None
-    return ("distances and areas must be computed in a projected CRS in metres: call "
-            "to_crs(...) (e.g. gdf.to_crs(gdf.estimate_utm_crs())) before buffering or measuring")
+    return ("distances and areas must be computed in a projected CRS in metres or feet: call "
+            "to_crs(...) with the metric CRS the input's preview names (its 'crs of' line; e.g. "
+            "gdf.to_crs(\"EPSG:32618\")) before buffering or measuring, or measure "
+            "geodesically with pyproj.Geod")
 
 
 def preview_columns(preview: str) -> set[str]:

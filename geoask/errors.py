@@ -30,6 +30,13 @@ class DatasetError(GeoaskError):
     """A dataset manifest (``dataset.yaml``) is malformed or its data files do not match it."""
 
 
+class CrsError(DataValidationError):
+    """A geometry's CRS is unknown or unusable (SRID 0 outside lon/lat range, no EPSG code).
+
+    The message says which column and how to set its SRID (catalog or database).
+    """
+
+
 class CatalogError(GeoaskError):
     """The semantic catalog is malformed or disagrees with the live database."""
 

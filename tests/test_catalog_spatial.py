@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from geoask.catalog.model import Catalog, Column
+from geoask.catalog.model import Catalog, Column, GeoInfo
 from geoask.catalog.spatial import (
     CONVENTIONAL_COLUMN_NAMES,
     VECTOR_KINDS,
     SpatialKind,
+    declared_srids,
     names_vector_column,
     postgis_type_name,
     spatial_column_names,
     spatial_kind,
 )
+from geoask.settings import Settings
 from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS, GuardContext, SpatialPolicy, catalog_names
 from geoask.sql.executor import GEOMETRY_TYPE_NAMES, holds_geometry
 from geoask.sql.functions import SPATIAL_TYPE_NAMES
@@ -215,3 +217,18 @@ def test_table_spatial_columns_in_order() -> None:
     assert [c.spatial for c in table.spatial_columns] == [G, GG, R]
     assert table.geometry_column is not None and table.geometry_column.name == "Shape"
     assert _catalog(("label", "text")).table("t").spatial_columns == []
+
+
+def test_declared_srids_per_vector_column_from_type_or_draft_geo():
+    catalog = _catalog(("parcel", "geometry(Polygon,2263)"), ("site", "geography(Point)"),
+                       ("plain", "geometry"), ("drafted", "geometry"), ("rast", "raster"),
+                       ("label", "text"))
+    table = catalog.tables[0]
+    drafted = table.column("drafted").model_copy(
+        update={"geo": GeoInfo(geometry_type="POINT", srid=32618)})
+    table.columns[table.columns.index(table.column("drafted"))] = drafted
+    assert declared_srids(catalog) == {"demo.t.parcel": 2263, "demo.t.site": 4326,
+                                       "demo.t.drafted": 32618}
+    assert declared_srids(None) == {}
+    context = GuardContext.from_settings(Settings(), catalog=catalog)
+    assert context.declared_srids == declared_srids(catalog)

@@ -4,8 +4,8 @@ A column is *spatial* when its PostgreSQL type is one of the PostGIS value types
 :class:`SpatialKind`: ``geometry`` and ``geography`` (vector features, loaded with shapely
 from EWKB) and ``raster`` (a grid; nothing in geoask reads rasters yet, but the notion is ready
 for them). A spatial column's CRS is its SRID type modifier, e.g. ``geometry(Point,4326)`` is
-EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N (any SRID; the demo database
-stores EPSG:4326); ``geography`` is always on an ellipsoid (SRID 4326 unless stated).
+EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N: a catalog may use any SRID
+(:func:`declared_srids`); ``geography`` is always on an ellipsoid (SRID 4326 unless stated).
 
 Everything here is pure text handling: no database is asked which types exist.
 """
@@ -159,3 +159,28 @@ def spatial_modifiers(type_name: str) -> tuple[str, int] | None:
         return None
     default = 4326 if match.group(1).lower() == "geography" else 0
     return match.group(2).upper(), int(match.group(3) or default)
+
+
+def declared_srids(catalog: Catalog | None) -> dict[str, int]:
+    """The SRID the catalog declares per vector column, keyed ``schema.table.column``.
+
+    Taken from the column type's modifier (``geometry(MultiPolygon,2263)``) or, when the type
+    has none, from the measured ``geo.srid`` of a draft; SRID 0 (unknown) is left out, so the
+    mapping only holds real CRSs. The export uses it for values that arrive with SRID 0
+    (:mod:`geoask.sql.crs`). No catalog gives an empty mapping. Never raises.
+    """
+    found: dict[str, int] = {}
+    if catalog is None:
+        return found
+    for table in catalog.tables:
+        schema = catalog.schema_of(table)
+        for column in table.columns:
+            if spatial_kind(column.type) not in VECTOR_KINDS:
+                continue
+            modifiers = spatial_modifiers(column.type)
+            srid = modifiers[1] if modifiers is not None else 0
+            if srid == 0 and column.geo is not None:
+                srid = column.geo.srid
+            if srid > 0:
+                found[f"{schema}.{table.name}.{column.name}"] = srid
+    return found

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from geoask.catalog.spatial import spatial_column_names
+from geoask.catalog.spatial import declared_srids, spatial_column_names
 from geoask.settings import Settings
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class GuardContext:
     row_cap: int = 100_000
     geometry_columns: frozenset[str] = DEFAULT_GEOMETRY_COLUMNS
     case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
+    declared_srids: Mapping[str, int] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # Accept plain strings ("postgis", "topk") from the CLI, settings and fixture files.
@@ -77,7 +79,7 @@ class GuardContext:
 
         The catalog's names (see :func:`catalog_names`) decide what is quoted and which
         columns are geometry; without one, nothing is quoted and the usual geometry names
-        (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply.
+        (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply; its declared SRIDs go to the export.
         """
         case_sensitive_names, geometry_columns = (
             catalog_names(catalog) if catalog is not None
@@ -89,6 +91,7 @@ class GuardContext:
             row_cap=settings.sql_row_cap,
             geometry_columns=geometry_columns,
             case_sensitive_names=case_sensitive_names,
+            declared_srids=declared_srids(catalog),
         )
 
 

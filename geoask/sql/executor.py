@@ -59,12 +59,16 @@ class ResultColumn:
 
     ``is_geometry`` is true for the vector spatial kinds (geometry, geography) of
     :mod:`geoask.catalog.spatial`, whose values arrive as shapely geometries; see
-    :func:`holds_geometry`.
+    :func:`holds_geometry`. ``source`` is the table column a geometry column comes straight
+    from, as ``schema.table.column`` (the server's row description, libpq ``PQftable`` /
+    ``PQftablecol``, through subqueries and aliases), or None for a computed value; the
+    export looks up the catalog's declared SRID with it.
     """
 
     name: str
     type_name: str
     is_geometry: bool = False
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -199,7 +203,7 @@ class PostgresSqlRunner:
             rows = self._fetch(cursor, sql, row_cap)
             if cursor.description is None:
                 return QueryResult((), [], False, row_cap, sql)
-            columns = _columns(connection, cursor.description)
+            columns = _columns(connection, cursor)
         except pg_errors.Error as error:
             raise classify_database_error(error, sql, body_offset) from None
         finally:
@@ -260,7 +264,9 @@ def _register_geometry_loaders(connection: psycopg.Connection[Any]) -> None:
             connection.adapters.register_loader(info.oid, _EwkbHexLoader)
 
 
-def _columns(connection: psycopg.Connection[Any], description: Any) -> tuple[ResultColumn, ...]:
+def _columns(connection: psycopg.Connection[Any], cursor: psycopg.Cursor[Any]
+             ) -> tuple[ResultColumn, ...]:
+    description = cursor.description or []
     oids = sorted({column.type_code for column in description})
     names = dict(
         connection.execute(
@@ -268,11 +274,31 @@ def _columns(connection: psycopg.Connection[Any], description: Any) -> tuple[Res
             [oids],
         ).fetchall()
     )
-    result = []
-    for column in description:
-        type_name = names.get(column.type_code, str(column.type_code))
-        result.append(ResultColumn(column.name, type_name, holds_geometry(type_name)))
-    return tuple(result)
+    types = [names.get(column.type_code, str(column.type_code)) for column in description]
+    pgresult = cursor.pgresult
+    origins = {i: (pgresult.ftable(i), pgresult.ftablecol(i))
+               for i, type_name in enumerate(types) if holds_geometry(type_name) and pgresult}
+    sources = _column_sources(connection, [o for o in origins.values() if o[0]])
+    return tuple(
+        ResultColumn(column.name, type_name, holds_geometry(type_name),
+                     sources.get(origins.get(i, (0, 0))))
+        for i, (column, type_name) in enumerate(zip(description, types, strict=True))
+    )
+
+
+def _column_sources(connection: psycopg.Connection[Any], origins: list[tuple[int, int]]
+                    ) -> dict[tuple[int, int], str]:
+    """``schema.table.column`` of each ``(table oid, attribute number)`` of a row description."""
+    if not origins:
+        return {}
+    rows = connection.execute(
+        "SELECT c.oid::int, a.attnum::int, n.nspname || '.' || c.relname || '.' || a.attname"
+        " FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        " JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid"
+        " WHERE c.oid = ANY(%s) AND a.attnum = ANY(%s)",
+        [sorted({o[0] for o in origins}), sorted({o[1] for o in origins})],
+    ).fetchall()
+    return {(oid, attnum): name for oid, attnum, name in rows}
 
 
 def holds_geometry(type_name: str) -> bool:

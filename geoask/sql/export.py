@@ -4,7 +4,10 @@ With a geometry column (geometry or geography: :func:`geoask.sql.executor.holds_
 asks the catalog's notion of a spatial column) the result becomes a GeoJSON FeatureCollection
 (RFC 7946: longitude, latitude in WGS 84, coordinates at full double precision; the first
 geometry column is the feature geometry, further ones become WKT properties); without one, a
-JSON array of records.
+JSON array of records. Geometry stored in any SRID is transformed to WGS 84 first, and the
+storage CRS of each geometry column is recorded (:mod:`geoask.sql.crs`) in the collection's
+foreign member ``native_crs`` and in the preview (``native_crs``; a line per column in its
+text, which is how the compute agent learns it).
 Values: dates and times as ISO 8601 text, numerics as JSON numbers, NULL (and NaN) as null.
 Every file is written through fsspec to a temporary name and then moved into place, so a
 reader never sees a partial file.
@@ -18,25 +21,22 @@ import math
 import os
 import posixpath
 import uuid
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import shapely
 from fsspec import AbstractFileSystem
 from fsspec.implementations.local import LocalFileSystem
-from pyproj import Transformer
 from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
 from geoask.errors import ArtifactWriteError
+from geoask.sql.crs import NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
 from geoask.storage import filesystem_for
-
-WGS84_SRID = 4326
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class ResultPreview:
         geometry_column: name of the feature geometry column, or None.
         geometry_types: geometry types present, e.g. ``["MultiPolygon"]``.
         bbox_wgs84: ``[min_lon, min_lat, max_lon, max_lat]`` of all geometries, or None.
+        native_crs: per geometry column, the CRS it is stored in and the metric CRS to use
+            (:meth:`geoask.sql.crs.NativeCrs.to_dict`).
 
     """
 
@@ -63,6 +65,7 @@ class ResultPreview:
     geometry_column: str | None
     geometry_types: list[str]
     bbox_wgs84: list[float] | None
+    native_crs: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The preview as plain JSON-ready data."""
@@ -80,6 +83,7 @@ class ResultPreview:
                 f"geometry: {self.geometry_column} {'/'.join(self.geometry_types) or 'none'}, "
                 f"bbox (lon/lat) {self.bbox_wgs84}"
             )
+        lines.extend(NativeCrs(**crs).to_text() for crs in self.native_crs)
         lines.extend(json.dumps(row, ensure_ascii=False) for row in self.first_rows)
         return "\n".join(lines)
 
@@ -103,20 +107,26 @@ class ExportedResult:
 
 
 def export_result(
-    result: QueryResult, out_dir: str, *, name: str = "result", preview_rows: int = 5
+    result: QueryResult, out_dir: str, *, name: str = "result", preview_rows: int = 5,
+    declared_srids: Mapping[str, int] | None = None,
 ) -> ExportedResult:
     """Write ``result`` (and its preview) into ``out_dir`` (any fsspec URL or local path).
 
     Writes ``<name>.geojson`` when the result has a geometry column, else ``<name>.json``,
-    plus ``<name>.preview.json``.
+    plus ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
+    own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) resolves
+    values with SRID 0 (see :mod:`geoask.sql.crs`).
 
     Raises:
+        CrsError: a geometry's CRS cannot be told (SRID 0 outside lon/lat range and none
+            declared) or is no EPSG code.
         ArtifactWriteError: the folder or a file could not be written.
 
     """
-    preview = build_preview(result, preview_rows)
+    result, native_crs = reproject_result(result, declared_srids)
+    preview = build_preview(result, preview_rows, native_crs)
     if result.geometry_columns:
-        payload: Any = result_to_geojson(result)
+        payload: Any = result_to_geojson(result, native_crs)
         fmt, extension = "geojson", "geojson"
     else:
         payload = result_to_records(result)
@@ -129,8 +139,14 @@ def export_result(
     return ExportedResult(data_path, preview_path, fmt, preview)
 
 
-def result_to_geojson(result: QueryResult) -> dict[str, Any]:
+def result_to_geojson(
+    result: QueryResult, native_crs: Sequence[NativeCrs] = ()
+) -> dict[str, Any]:
     """The result as a GeoJSON FeatureCollection (RFC 7946, lon/lat, full precision).
+
+    Geometries in another SRID than 4326 are transformed one by one (:func:`to_wgs84`);
+    :func:`export_result` passes them already reprojected, with ``native_crs`` recorded as the
+    foreign member ``native_crs`` (``{column: NativeCrs.to_dict()}``).
 
     Raises:
         ValueError: the result has no geometry column.
@@ -166,6 +182,8 @@ def result_to_geojson(result: QueryResult) -> dict[str, Any]:
     collection: dict[str, Any] = {"type": "FeatureCollection", "features": features}
     if bounds:
         collection["bbox"] = _union_bounds(bounds)
+    if native_crs:
+        collection["native_crs"] = {crs.column: crs.to_dict() for crs in native_crs}
     return collection
 
 
@@ -182,8 +200,10 @@ def result_to_records(result: QueryResult) -> list[dict[str, Any]]:
     ]
 
 
-def build_preview(result: QueryResult, preview_rows: int = 5) -> ResultPreview:
-    """Summarise ``result``: columns and types, row count, truncation, first rows, bbox."""
+def build_preview(
+    result: QueryResult, preview_rows: int = 5, native_crs: Sequence[NativeCrs] = ()
+) -> ResultPreview:
+    """Summarise ``result``: columns and types, row count, truncation, first rows, bbox, CRSs."""
     names = unique_names([column.name for column in result.columns])
     geometry_indexes = result.geometry_columns
     feature_index = geometry_indexes[0] if geometry_indexes else None
@@ -214,6 +234,7 @@ def build_preview(result: QueryResult, preview_rows: int = 5) -> ResultPreview:
         geometry_column=names[feature_index] if feature_index is not None else None,
         geometry_types=sorted(types),
         bbox_wgs84=_union_bounds(bounds) if bounds else None,
+        native_crs=[crs.to_dict() for crs in native_crs],
     )
 
 
@@ -248,27 +269,6 @@ def json_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_value(item) for item in value]
     return str(value)
-
-
-def to_wgs84(geometry: BaseGeometry | None) -> BaseGeometry | None:
-    """``geometry`` in EPSG:4326 lon/lat; SRID 0 (unknown) is taken to be 4326 already."""
-    if geometry is None:
-        return None
-    srid = int(shapely.get_srid(geometry))
-    if srid in (0, WGS84_SRID):
-        return geometry
-    transformer = _transformer(srid)
-
-    def project(coords: np.ndarray) -> np.ndarray:
-        x, y = transformer.transform(coords[:, 0], coords[:, 1])
-        return np.column_stack([x, y])
-
-    return shapely.set_srid(shapely.transform(geometry, project), WGS84_SRID)
-
-
-@lru_cache(maxsize=16)
-def _transformer(srid: int) -> Transformer:
-    return Transformer.from_crs(srid, WGS84_SRID, always_xy=True)
 
 
 def unique_names(names: Sequence[str]) -> list[str]:

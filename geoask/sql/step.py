@@ -55,7 +55,8 @@ def run_statement(
 
     Args:
         sql: the submitted statement (executed as submitted, never regenerated).
-        context: the guard's policy, contract, row cap and catalog names.
+        context: the guard's policy, contract, row cap and catalog names; its
+            ``declared_srids`` resolve geometry values with SRID 0 in the export.
         runner: executes the checked statement (``PostgresSqlRunner`` as the reader role).
         out_dir: local folder or fsspec URL receiving ``<name>.geojson|json`` and a preview.
         name: file stem of the export.
@@ -66,6 +67,8 @@ def run_statement(
         QueryRejectedError: a guard rule failed.
         QueryExecutionError: the database refused or failed the statement.
         DatabaseError: the database cannot be reached.
+        CrsError: a geometry's CRS cannot be told (SRID 0 outside lon/lat range, none
+            declared) - the message says how to set the SRID.
         ArtifactWriteError: the export could not be written.
 
     """
@@ -84,7 +87,8 @@ def run_statement(
         raise
     milliseconds = _ms_since(begin)
     record("executor", "ok", f"{name}: {result.row_count} rows", milliseconds)
-    exported = export_result(result, out_dir, name=name, preview_rows=preview_rows)
+    exported = export_result(result, out_dir, name=name, preview_rows=preview_rows,
+                             declared_srids=context.declared_srids)
     record("export", "ok", exported.data_path, 0.0)
     return StatementRun(name, checked, result, exported, milliseconds)
 

@@ -101,7 +101,13 @@ WITHIN_1_KM = make_intent(topology=SpatialTopology(
     ("import json\nparks.buffer(0.01)", WITHIN_1_KM, "projected CRS"),
     ("import json\nparks.area", make_intent(operation=OperationIntent.MEASURE), "projected CRS"),
     ("import json\nparks.describe()", make_intent(), None),
-], ids=["projects", "buffer in degrees", "area in degrees", "no distance"])
+    ("from pyproj import Geod\nGeod(ellps='WGS84').geometry_area_perimeter(g)",
+     make_intent(operation=OperationIntent.MEASURE), None),
+    ("import pyproj\npyproj.Geod(ellps='WGS84').inv(0, 0, 1, 1)", WITHIN_1_KM, None),
+    ("import json\nparks.to_crs(2263).area", make_intent(operation=OperationIntent.MEASURE),
+     None),
+], ids=["projects", "buffer in degrees", "area in degrees", "no distance", "geodesic area",
+        "geodesic distance", "native metric crs"])
 def test_projects_for_distances(script, intent, expected):
     error = projects_for_distances(tree(script), intent)
     assert (error is None) if expected is None else (expected in error)
@@ -175,3 +181,24 @@ def test_refusal_naming_a_present_field_is_retried():
     scripted = ScriptedModel({"compute": [wrong, real]})
     result = compute_agent.run_sync(prompt(deps()), deps=deps(), model=scripted.model("compute"))
     assert result.output == real
+
+
+def test_prompt_names_each_inputs_native_crs_and_metric_crs(tmp_path):
+    """An input exported from EPSG:2263 (US feet) tells the agent its CRS, units and metric CRS."""
+    import shapely
+
+    from geoask.sql.executor import QueryResult, ResultColumn
+    from geoask.sql.export import export_result
+
+    parcel = shapely.set_srid(shapely.box(985000, 200000, 986000, 201000), 2263)
+    result = QueryResult((ResultColumn("id", "integer"),
+                          ResultColumn("geom", "geometry", True, "city.parcels.geom")),
+                         [(1, parcel)], False, 10, "SELECT id, geom FROM city.parcels")
+    exported = export_result(result, str(tmp_path))
+    parcels = InputArtifact("parcels", "/input/result.geojson", exported.preview.to_text())
+    text = prompt(deps(inputs=[parcels]))
+    assert "crs of geom: stored in EPSG:2263 (NAD83 / New York Long Island (ftUS); US survey " \
+           "foot)" in text
+    assert 'to_crs("EPSG:2263")' in text and "native" in text
+    assert "pyproj.Geod" in compute_module.INSTRUCTIONS
+    assert "never in degrees" in compute_module.INSTRUCTIONS
