@@ -8,7 +8,8 @@ A catalog drafted from another database by ``geoask catalog draft`` has the same
 a person must fill in hold the :data:`TODO` marker (theme, title, source, column meanings and
 units, granularities the data cannot tell); :meth:`Catalog.todos` lists them. The optional
 fields a draft adds (a table's ``schema`` and ``kind``, ``rows_estimated``, a column's ``geo``
-facts, a join path's ``inferred``) default to what the demo catalog means without them.
+facts and ``abbreviation_candidates``, a join path's ``inferred``, ``predicate``
+and ``match_share``) default to what the demo catalog means without them.
 """
 
 from __future__ import annotations
@@ -178,6 +179,10 @@ class Table(_Strict):
         raise KeyError(f"{self.name}.{name}")
 
 
+SpatialPredicate = Literal["ST_Within", "ST_Intersects"]
+"""How a spatial join path relates its ends (see :mod:`geoask.catalog.spatial_joins`)."""
+
+
 class JoinPath(_Strict):
     """A documented way to relate two tables (by key, by shared attribute, or spatially)."""
 
@@ -187,9 +192,28 @@ class JoinPath(_Strict):
     description: str
     inferred: bool = Field(
         default=False,
-        description="Guessed by `catalog draft` from same-named, same-typed key columns; a "
-        "person confirms it (and sets this false) or deletes it.",
+        description="Guessed by `catalog draft` (same-named, same-typed key columns, or "
+        "overlapping geometry tables); a person confirms it (and sets this false) or deletes it.",
     )
+    predicate: SpatialPredicate | None = Field(
+        default=None,
+        description="Spatial joins: ST_Within (a point on each left geometry's surface lies in "
+        "a right geometry) or ST_Intersects; `catalog check` then tests that sampled rows "
+        "still match.",
+    )
+    match_share: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="Share (0-1) of `sampled` left rows that matched a right row by "
+        "`predicate` when drafted.",
+    )
+    sampled: int | None = Field(default=None, ge=0, description="Left rows sampled.")
+
+    @model_validator(mode="after")
+    def _predicate_is_spatial(self) -> JoinPath:
+        if self.kind != "spatial" and (self.predicate or self.match_share is not None):
+            raise ValueError(f"join path {self.left} ~ {self.right}: predicate and match_share "
+                             "are for spatial joins only")
+        return self
 
 
 class Catalog(_Strict):
