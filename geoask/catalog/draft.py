@@ -6,7 +6,8 @@ nullability, range, few distinct values and, for geometry/geography columns, geo
 SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`). Join
 paths are the declared foreign keys plus *inferred* ones (``inferred: true``): same-named,
 same-typed key columns, and spatial joins between geometry tables whose extents overlap, with
-the predicate and the sampled match share (:mod:`geoask.catalog.spatial_joins`). What the
+the predicate and the sampled match share (:mod:`geoask.catalog.spatial_joins`). Names that
+look abbreviated get ``abbreviation_candidates`` (:mod:`geoask.catalog.abbreviations`). What the
 database cannot tell (titles, themes, provenance, units of numbers, a polygon table's spatial
 unit) is written as ``TODO`` for a person to fill in; ``Catalog.todos()`` and ``geoask catalog
 check`` list them. The draft validates as a
@@ -29,7 +30,7 @@ import psycopg
 import yaml
 from pydantic import ValidationError
 
-from geoask.catalog import introspect, profile, spatial_joins
+from geoask.catalog import abbreviations, introspect, profile, spatial_joins
 from geoask.catalog.introspect import LiveColumn, Relation
 from geoask.catalog.model import (
     TODO,
@@ -156,6 +157,7 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
         "name": col.name, "type": col.type,
         "description": comment if len(comment) >= 10 else TODO,
         "nullable": not col.not_null,
+        "abbreviation_candidates": abbreviations.candidates(col.name),
     }
     spatial = rel.spatial.get(col.name)
     if spatial is not None:

@@ -90,6 +90,11 @@ class Column(_Strict):
         default=None, description="Inclusive [min, max] of the loaded data."
     )
     abbreviations: dict[str, str] = Field(default_factory=dict)
+    abbreviation_candidates: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Drafts: abbreviated pieces of the name -> possible expansions "
+        "(geoask.catalog.abbreviations); a person confirms them into abbreviations.",
+    )
     example: str | None = None
     geo: GeoInfo | None = Field(
         default=None, description="Measured facts of a geometry/geography column (drafts)."
@@ -249,9 +254,9 @@ class Catalog(_Strict):
         return table.schema_name or self.schema_name
 
     def todos(self) -> list[str]:
-        """Every field still marked :data:`TODO`, and every inferred join path, one line each.
+        """Every field still marked :data:`TODO`, abbreviation candidates and inferred join paths.
 
-        Lines read ``table: field``, ``table.column: field`` or ``join left ~ right: ...``;
+        One line each: ``table: field``, ``table.column: field`` or ``left ~ right: ...``;
         an empty list means a person has filled in the draft. Never raises.
         """
         lines: list[str] = []
@@ -262,6 +267,10 @@ class Catalog(_Strict):
             for c in t.columns:
                 lines += [f"{t.name}.{c.name}: {field} is TODO"
                           for field, value in _fields(c) if value == TODO]
+                if c.abbreviation_candidates:
+                    lines.append(f"{t.name}.{c.name}: abbreviation candidates "
+                                 f"{', '.join(c.abbreviation_candidates)}; confirm them into "
+                                 "abbreviations or delete them")
         lines += [f"{j.left} ~ {j.right}: inferred join path; confirm it (inferred: false) or "
                   "delete it" for j in self.join_paths if j.inferred]
         lines += [f"{j.left} ~ {j.right}: description is TODO"

@@ -137,6 +137,11 @@ def test_draft_of_demo_finds_tables_types_srids_keys_joins_comments(database):
     assert roads.predicate == "ST_Intersects"
     assert not any("new_haven_incidents" in e and "new_haven_roads" in e  # points ~ lines
                    for e in ((j.left + j.right) for j in spatial.values()))
+    cells = drafted.table("climate_grid_cells")
+    assert cells.column("center_lon").abbreviation_candidates == {"lon": ["longitude"]}
+    assert cells.column("center_lon").description == column_comment(
+        demo.table("climate_grid_cells").column("center_lon"))  # nothing invented
+    assert drafted.table("us_states").column("state_name").abbreviation_candidates == {}
     assert drafted.table("airports").spatial_granularity == "point"
     assert drafted.table("new_haven_roads").spatial_granularity == "line"
     monthly = drafted.table("climate_grid_monthly")
