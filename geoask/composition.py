@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from geoask.errors import ConfigurationError
-from geoask.llm import REFERENCE_MODEL, ROLES, ModelProvider, model_for
+from geoask.llm import QUESTION_ROLES, REFERENCE_MODEL, ModelProvider, model_for
 from geoask.settings import Settings
 
 if TYPE_CHECKING:
@@ -35,14 +35,17 @@ def model_provider(
     model: str | None = None,
     *,
     cases: Sequence[BenchmarkCase] | None = None,
+    roles: Sequence[str] = QUESTION_ROLES,
 ) -> ModelProvider:
-    """The models of one question run, every role built (and so checked) before any work.
+    """The models of one run, every role of ``roles`` built (and so checked) before any work.
 
     Args:
         settings: the geoask settings (``GEOASK_MODEL`` and the per-role overrides).
         model: replaces ``GEOASK_MODEL`` for this run (per-role overrides still apply).
         cases: for the offline ``reference``/``reference-faulty`` models, the benchmark
             cases whose verified programs are replayed (default: all shipped cases).
+        roles: the agent roles the run uses (default: a question run's; ``("catalog",)`` for
+            ``geoask catalog draft --describe``).
 
     Raises:
         ConfigurationError: a role has no model or one that cannot be built (unknown
@@ -60,14 +63,14 @@ def model_provider(
             cases = [item.case for item in load_cases(DEFAULT_CASES_DIR)]
         replay = reference_model(cases, chosen.model).any_role_model()
         chosen = chosen.model_copy(update={"model": REFERENCE_MODEL})
-    models = {role: model_for(role, chosen, reference_model=replay) for role in ROLES}
+    models = {role: model_for(role, chosen, reference_model=replay) for role in roles}
 
     def provide(role: str) -> Model:
         try:
             return models[role]
         except KeyError:
             raise ConfigurationError(
-                f"unknown agent role {role!r}; expected one of {', '.join(ROLES)}"
+                f"unknown agent role {role!r}; expected one of {', '.join(models)}"
             ) from None
 
     return provide

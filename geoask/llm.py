@@ -35,7 +35,10 @@ from pydantic_ai.settings import ModelSettings, merge_model_settings
 from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
 from geoask.settings import Settings
 
-ROLES: Final = ("intent", "planner", "sql", "compute", "reviewer", "answer")
+QUESTION_ROLES: Final = ("intent", "planner", "sql", "compute", "reviewer", "answer")
+"""The agents of a question run."""
+ROLES: Final = (*QUESTION_ROLES, "catalog")
+"""Every agent role: the question run's and ``catalog`` (``geoask catalog draft --describe``)."""
 OPENAI_COMPATIBLE_PREFIX: Final = "openai-compatible:"
 REFERENCE_MODEL: Final = "reference"
 
@@ -311,6 +314,7 @@ def _shipped_count(text: str) -> int:
 
 __all__ = [
     "OPENAI_COMPATIBLE_PREFIX",
+    "QUESTION_ROLES",
     "REFERENCE_MODEL",
     "ROLES",
     "ModelProvider",

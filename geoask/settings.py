@@ -284,6 +284,16 @@ class Settings(BaseSettings):
     model_answer: str | None = Field(
         default=None, description="Model of the answer agent (overrides GEOASK_MODEL)."
     )
+    model_catalog: str | None = Field(
+        default=None,
+        description="Model of the catalog agent of `geoask catalog draft --describe` "
+        "(overrides GEOASK_MODEL).",
+    )
+    catalog_describe_values: int = Field(
+        default=8, ge=0, le=50,
+        description="Most sampled values per column shown to the catalog agent "
+        "(`catalog draft --describe`), each cut to 60 characters.",
+    )
     openai_base_url: str | None = Field(
         default=None,
         description=(

@@ -8,8 +8,11 @@ import doctest
 
 import pytest
 
+import geoask.catalog.abbreviations
 import geoask.catalog.check
 import geoask.catalog.draft
+import geoask.catalog.spatial_joins
+from geoask.catalog.abbreviations import candidates
 from geoask.catalog.check import pg_type_name
 from geoask.catalog.draft import _step, to_yaml, write_atomically
 from geoask.catalog.model import TODO, load_catalog
@@ -17,7 +20,8 @@ from geoask.catalog.spatial import spatial_modifiers
 from geoask.errors import CatalogError
 
 
-@pytest.mark.parametrize("module", [geoask.catalog.check, geoask.catalog.draft])
+@pytest.mark.parametrize("module", [geoask.catalog.abbreviations, geoask.catalog.check,
+                                    geoask.catalog.draft, geoask.catalog.spatial_joins])
 def test_docstring_examples(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -76,3 +80,45 @@ def test_write_atomically_refuses_and_leaves_no_temporary(tmp_path):
     with pytest.raises(CatalogError, match="does not exist"):
         write_atomically(tmp_path / "missing" / "c.yaml", "")
 
+
+
+# (column name, expected candidates): abbreviated pieces found, plain words left alone
+ABBREVIATED = [
+    ("pop8", {"pop": ["population"]}),
+    ("cmedv", {"c": ["corrected", "count"], "med": ["median"], "v": ["value"]}),
+    ("trctcode", {"trct": ["tract"]}),
+    ("pct_ag", {"pct": ["percent"], "ag": ["agriculture", "agricultural"]}),
+    ("medinc", {"med": ["median"], "inc": ["income", "incidence"]}),
+    ("MedInc80", {"med": ["median"], "inc": ["income", "incidence"]}),
+    ("PCTOWNHOME", {"pct": ["percent"]}),
+    ("county_fips", {"fips": ["Federal Information Processing Standards code"]}),
+    ("state_name", {}),
+    ("precipitation_mm", {}),
+    ("nonwhite_births_1974", {}),  # "non" + "white": words, not "no" + "n"
+    ("status", {}),
+    ("geom", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), ABBREVIATED, ids=[a[0] for a in ABBREVIATED])
+def test_abbreviation_candidates(name, expected):
+    assert candidates(name) == expected
+
+
+def test_abbreviation_candidates_are_listed_as_todos():
+    from geoask.catalog.model import Column, Table
+
+    column = Column(name="medinc", type="integer", description=TODO,
+                    abbreviation_candidates=candidates("medinc"))
+    table = Table(name="t", title="T", theme=TODO, spatial_granularity=TODO,
+                  temporal_granularity="static", source=TODO, expected_rows=1, primary_key=[],
+                  columns=[column])
+    assert "t.medinc: abbreviation candidates med, inc; confirm them into abbreviations or " \
+        "delete them" in _catalog(table).todos()
+
+
+def _catalog(table):
+    from geoask.catalog.model import Catalog
+
+    return Catalog.model_validate({"version": 1, "schema": "s", "description": "d",
+                                   "tables": [table]})

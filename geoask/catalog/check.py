@@ -3,7 +3,9 @@
 Compares, in one read-only transaction: every table (kind, row count unless estimated, primary
 and foreign keys) and column (exists, type as ``format_type`` spells it, SRID and geometry type,
 nullability, stated range and values), tables and columns the catalog lacks, and each join
-path (columns exist, comparable types, at least one matching row). The TODOs of the catalog
+path (columns exist, comparable types, at least one matching row; for a spatial path with a
+``predicate``, some of a bounded sample of left rows still match, see
+:func:`geoask.catalog.spatial_joins.match_share`). The TODOs of the catalog
 (:meth:`~geoask.catalog.model.Catalog.todos`) are listed last. Each problem is one line,
 ``table.column: problem`` (``table: ...`` for a table, ``left ~ right: ...`` for a join).
 """
@@ -17,9 +19,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from geoask.catalog import introspect, profile
+from geoask.catalog import introspect, profile, spatial_joins
 from geoask.catalog.introspect import LiveColumn, Relation
-from geoask.catalog.model import Catalog, Column, Table
+from geoask.catalog.model import Catalog, Column, JoinPath, Table
 from geoask.catalog.spatial import spatial_modifiers
 
 _PG_NAMES = [
@@ -262,8 +264,7 @@ def _check_joins(conn: psycopg.Connection, catalog: Catalog,
         (lrel, lcol), (rrel, rcol) = ends
         assert lrel is not None and rrel is not None
         if path.kind == "spatial":
-            out += [f"{label}: {rel.name} has no geometry or geography column"
-                    for rel in (lrel, rrel) if not rel.spatial]
+            out += _check_spatial_join(conn, catalog, path, (lrel, lcol), (rrel, rcol))
             continue
         left, right = lrel.column(lcol), rrel.column(rcol)
         if left is None or right is None:
@@ -281,3 +282,30 @@ def _check_joins(conn: psycopg.Connection, catalog: Catalog,
         elif not rows[0][0]:
             out.append(f"{label}: no row of {lrel.name} matches a row of {rrel.name}")
     return out
+
+
+def _check_spatial_join(conn: psycopg.Connection, catalog: Catalog, path: JoinPath,
+                        left: tuple[Relation, str], right: tuple[Relation, str]) -> list[str]:
+    """Both ends are spatial; with a ``predicate``, some sampled left rows still match."""
+    label = f"{path.left} ~ {path.right}"
+    ends = []
+    for rel, col in (left, right):
+        name = col or next(iter(rel.spatial), "")
+        if name not in rel.spatial:
+            what = f"column {rel.name}.{col} is not" if col else f"{rel.name} has no"
+            return [f"{label}: {what} a geometry or geography column"]
+        table = catalog.table(rel.name)
+        geo = next((c.geo for c in table.columns if c.name == name), None)
+        srid = rel.spatial[name].srid or (geo.srid if geo is not None else 0)
+        rows = table.expected_rows if isinstance(table.expected_rows, int) else rel.reltuples
+        ends.append(spatial_joins.GeoSide(rel, name, rel.spatial[name].kind, 0, srid,
+                                          int(rows)))
+    if path.predicate is None:
+        return []  # a hand-written spatial path: nothing to measure
+    counts = spatial_joins.match_share(conn, ends[0], ends[1], path.predicate)
+    if counts is None:
+        return [f"{label}: {path.predicate} not checked (the sample query failed)"]
+    if counts[0] == 0:
+        return [f"{label}: no sampled row of {left[0].name} ({counts[1]} sampled) matches a row "
+                f"of {right[0].name} by {path.predicate}"]
+    return []

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from geoask.catalog.ddl import column_comment
+from geoask.catalog.describe import DescriptionOutput, DescriptionRefusal
 from geoask.catalog.model import Catalog, Table, load_catalog
 from geoask.errors import CatalogError
 from geoask.retrieval.cli import register as register_retrieval_commands
 from geoask.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from geoask.llm import ModelProvider
 
 app = typer.Typer(help="Show, search, draft and check the semantic catalog.",
                   no_args_is_help=True)
@@ -95,6 +99,10 @@ def draft(
         "--schema", help="Schema to draft; repeatable (default: every schema with tables).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
+    describe: Annotated[bool, typer.Option(
+        "--describe", help="Ask the catalog agent (GEOASK_MODEL_CATALOG or GEOASK_MODEL) for "
+        "titles, themes and column meanings; units only where the name or comment states them."
+    )] = False,
 ) -> None:
     """Draft a catalog YAML from any PostgreSQL/PostGIS database; TODOs mark what to fill in."""
     from geoask.catalog.draft import draft_catalog, header_text, to_yaml, write_atomically
@@ -102,13 +110,82 @@ def draft(
     if out.exists() and not force:
         raise CatalogError(f"{out} exists; pass --force to overwrite it")
     settings = get_settings()
+    describer = _describer(settings) if describe else None  # no model: exit 2 before any work
     url = _url(database_url, settings)
     catalog = draft_catalog(url, schema or None, timeout_s=settings.statement_timeout_s)
-    write_atomically(out, to_yaml(catalog, header_text(catalog, _label(url))), force=force)
+    header = ""
+    if describer is not None:
+        catalog, header = describer.describe(catalog, url)
+    write_atomically(out, to_yaml(catalog, header_text(catalog, _label(url)) + header),
+                     force=force)
     columns = sum(len(t.columns) for t in catalog.tables)
     typer.echo(f"wrote {out}: {len(catalog.tables)} tables, {columns} columns, "
                f"{len(catalog.join_paths)} join paths, {len(catalog.todos())} TODOs "
                "(list them with `geoask catalog check --catalog FILE`)")
+
+
+class _AgentDescriber:
+    """The catalog agent on the configured model, counting its tokens (``--describe``)."""
+
+    def __init__(self, settings: Settings, models: ModelProvider) -> None:
+        self.settings, self.models = settings, models
+        self.prompt_tokens = self.completion_tokens = self.requests = 0
+
+    def __call__(self, table: Table, facts: str) -> DescriptionOutput:
+        from agents.catalog import CatalogDeps, catalog_agent, prompt
+        from geoask.errors import AgentOutputError
+        from geoask.llm import model_call_error, token_usage
+
+        deps = CatalogDeps(table=table, facts=facts)
+        try:
+            result = catalog_agent.run_sync(prompt(deps), deps=deps, model=self.models("catalog"))
+        except Exception as error:  # translated into a one-line GeoaskError
+            translated = model_call_error(error, "catalog")
+            if isinstance(translated, AgentOutputError):  # rules broken on every attempt
+                return DescriptionRefusal(reason=str(translated))
+            raise translated from error
+        usage = token_usage(result.all_messages())
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.requests += usage.requests
+        return result.output
+
+    def describe(self, catalog: Catalog, url: str) -> tuple[Catalog, str]:
+        """The described catalog and header lines; prints what was kept and the tokens used."""
+        from geoask.catalog.describe import describe_catalog, sample_values
+
+        limit = self.settings.catalog_describe_values
+        samples = sample_values(url, catalog, limit, self.settings.statement_timeout_s)
+        report = describe_catalog(catalog, self, samples, limit)
+        for note in report.notes:
+            typer.echo(note)
+        for name, reason in report.refused.items():
+            typer.echo(f"{name}: not described ({reason})")
+        typer.echo(f"catalog agent: {len(report.described)} of {len(catalog.tables)} tables "
+                   f"described in {self.requests} model requests, {self.prompt_tokens:,} prompt "
+                   f"+ {self.completion_tokens:,} completion tokens")
+        header = (f"# Titles, themes and column meanings of {len(report.described)} tables were "
+                  "written by the catalog agent\n# from names, comments and sampled values; "
+                  "review them. Units only where a name or comment states them.\n")
+        return report.catalog, header
+
+
+def _describer(settings: Settings) -> _AgentDescriber:
+    """The catalog agent's describer; exits 2 with one line when no usable model is set."""
+    from geoask.bench.reference import REFERENCE_MODELS
+    from geoask.composition import model_provider
+    from geoask.errors import ConfigurationError
+    from geoask.llm import model_name_for
+
+    try:
+        if model_name_for("catalog", settings) in REFERENCE_MODELS:
+            raise ConfigurationError(
+                "--describe needs a language model, and the offline reference model only "
+                "replays benchmark programs: set GEOASK_MODEL_CATALOG (or GEOASK_MODEL) to one")
+        return _AgentDescriber(settings, model_provider(settings, roles=("catalog",)))
+    except ConfigurationError as error:
+        typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from None
 
 
 @app.command()

@@ -4,10 +4,13 @@ The draft follows the shape of ``geoask/catalog/catalog.yaml``: per table or vie
 row count, keys, declared foreign keys, ``COMMENT ON`` texts, and per column its type,
 nullability, range, few distinct values and, for geometry/geography columns, geometry type,
 SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`). Join
-paths are the declared foreign keys plus *inferred* ones (same-named, same-typed key columns;
-``inferred: true``). What the database cannot tell (titles, themes, provenance, units of
-numbers, a polygon table's spatial unit) is written as ``TODO`` for a person to fill in;
-``Catalog.todos()`` and ``geoask catalog check`` list them. The draft validates as a
+paths are the declared foreign keys plus *inferred* ones (``inferred: true``): same-named,
+same-typed key columns, and spatial joins between geometry tables whose extents overlap, with
+the predicate and the sampled match share (:mod:`geoask.catalog.spatial_joins`). Names that
+look abbreviated get ``abbreviation_candidates`` (:mod:`geoask.catalog.abbreviations`). What the
+database cannot tell (titles, themes, provenance, units of numbers, a polygon table's spatial
+unit) is written as ``TODO`` for a person to fill in; ``Catalog.todos()`` and ``geoask catalog
+check`` list them. The draft validates as a
 :class:`~geoask.catalog.model.Catalog` before it is written.
 """
 
@@ -27,7 +30,7 @@ import psycopg
 import yaml
 from pydantic import ValidationError
 
-from geoask.catalog import introspect, profile
+from geoask.catalog import abbreviations, introspect, profile, spatial_joins
 from geoask.catalog.introspect import LiveColumn, Relation
 from geoask.catalog.model import (
     TODO,
@@ -81,13 +84,14 @@ def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
                       for rel in rels]
         except ValidationError as error:  # a bug of the draft, reported in one line
             raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
+        join_paths = _join_paths(rels) + spatial_joins.infer_spatial_joins(conn, rels, tables)
         comment = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
                                "WHERE nspname = %s", (home,)).fetchone()
     description = (comment[0] if comment and comment[0] else TODO)
     try:
         return Catalog.model_validate({
             "version": 1, "schema": home, "description": description, "tables": tables,
-            "join_paths": _join_paths(rels),
+            "join_paths": join_paths,
         })
     except ValidationError as error:
         raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
@@ -152,6 +156,7 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
         "name": col.name, "type": col.type,
         "description": comment if len(comment) >= 10 else TODO,
         "nullable": not col.not_null,
+        "abbreviation_candidates": abbreviations.candidates(col.name),
     }
     spatial = rel.spatial.get(col.name)
     if spatial is not None:

@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg import sql
 
 from geoask.errors import CatalogError, DatabaseError
+
+if TYPE_CHECKING:
+    from pyproj import CRS
 
 RELKINDS = {"r": "table", "p": "table", "v": "view", "m": "materialized_view",
             "f": "foreign_table"}
@@ -231,10 +235,27 @@ class CrsInfo:
 def crs_info(conn: psycopg.Connection, srid: int) -> CrsInfo:
     """Name and axis units (``degree``, ``metre``, ``US survey foot``) of SRID ``srid``.
 
-    Read from ``spatial_ref_sys`` and parsed with pyproj (``CRS.from_epsg`` for EPSG codes,
-    else ``CRS.from_wkt`` of ``srtext``). An SRID pyproj cannot parse gives None name/units;
-    never raises for a missing SRID (``authority`` is then ``SRID:<n>``).
+    Read from ``spatial_ref_sys`` and parsed with pyproj (see :func:`pyproj_crs`). An SRID
+    pyproj cannot parse gives None name/units; never raises for a missing SRID
+    (``authority`` is then ``SRID:<n>``).
     """
+    authority, crs = _crs(conn, srid)
+    if crs is None:
+        return CrsInfo(authority, None, None)
+    units = crs.axis_info[0].unit_name if crs.axis_info else None
+    return CrsInfo(authority, crs.name, units)
+
+
+def pyproj_crs(conn: psycopg.Connection, srid: int) -> CRS | None:
+    """The pyproj ``CRS`` of SRID ``srid`` of this database, or None if unknown/unparsable.
+
+    ``CRS.from_epsg`` for EPSG codes of ``spatial_ref_sys``, else ``CRS.from_wkt`` of its
+    ``srtext``.
+    """
+    return _crs(conn, srid)[1]
+
+
+def _crs(conn: psycopg.Connection, srid: int) -> tuple[str, CRS | None]:
     from pyproj import CRS
     from pyproj.exceptions import CRSError
 
@@ -245,11 +266,10 @@ def crs_info(conn: psycopg.Connection, srid: int) -> CrsInfo:
                                    "WHERE srid = %s").format(sql.Identifier(schema)),
                            (srid,)).fetchone()
     if row is None:
-        return CrsInfo(f"SRID:{srid}", None, None)
+        return f"SRID:{srid}", None
     auth, code, wkt = row
     try:
-        crs = CRS.from_epsg(code) if str(auth).upper() == "EPSG" else CRS.from_wkt(wkt)
+        return f"{auth}:{code}", (CRS.from_epsg(code) if str(auth).upper() == "EPSG"
+                                  else CRS.from_wkt(wkt))
     except CRSError:
-        return CrsInfo(f"{auth}:{code}", None, None)
-    units = crs.axis_info[0].unit_name if crs.axis_info else None
-    return CrsInfo(f"{auth}:{code}", crs.name, units)
+        return f"{auth}:{code}", None

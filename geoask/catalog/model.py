@@ -10,7 +10,8 @@ A catalog drafted from another database by ``geoask catalog draft`` has the same
 a person must fill in hold the :data:`TODO` marker (theme, title, source, column meanings and
 units, granularities the data cannot tell); :meth:`Catalog.todos` lists them. The optional
 fields a draft adds (a table's ``schema`` and ``kind``, ``rows_estimated``, a column's ``geo``
-facts, a join path's ``inferred``) default to what the demo catalog means without them.
+facts and ``abbreviation_candidates``, a join path's ``inferred``, ``predicate``
+and ``match_share``) default to what the demo catalog means without them.
 """
 
 from __future__ import annotations
@@ -112,6 +113,11 @@ class Column(_Strict):
         default=None, description="Inclusive [min, max] of the loaded data."
     )
     abbreviations: dict[str, str] = Field(default_factory=dict)
+    abbreviation_candidates: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Drafts: abbreviated pieces of the name -> possible expansions "
+        "(geoask.catalog.abbreviations); a person confirms them into abbreviations.",
+    )
     example: str | None = None
     geo: GeoInfo | None = Field(
         default=None, description="Measured facts of a geometry/geography column (drafts)."
@@ -201,6 +207,10 @@ class Table(_Strict):
         raise KeyError(f"{self.name}.{name}")
 
 
+SpatialPredicate = Literal["ST_Within", "ST_Intersects"]
+"""How a spatial join path relates its ends (see :mod:`geoask.catalog.spatial_joins`)."""
+
+
 class JoinPath(_Strict):
     """A documented way to relate two tables (by key, by shared attribute, or spatially)."""
 
@@ -210,9 +220,28 @@ class JoinPath(_Strict):
     description: str
     inferred: bool = Field(
         default=False,
-        description="Guessed by `catalog draft` from same-named, same-typed key columns; a "
-        "person confirms it (and sets this false) or deletes it.",
+        description="Guessed by `catalog draft` (same-named, same-typed key columns, or "
+        "overlapping geometry tables); a person confirms it (and sets this false) or deletes it.",
     )
+    predicate: SpatialPredicate | None = Field(
+        default=None,
+        description="Spatial joins: ST_Within (a point on each left geometry's surface lies in "
+        "a right geometry) or ST_Intersects; `catalog check` then tests that sampled rows "
+        "still match.",
+    )
+    match_share: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="Share (0-1) of `sampled` left rows that matched a right row by "
+        "`predicate` when drafted.",
+    )
+    sampled: int | None = Field(default=None, ge=0, description="Left rows sampled.")
+
+    @model_validator(mode="after")
+    def _predicate_is_spatial(self) -> JoinPath:
+        if self.kind != "spatial" and (self.predicate or self.match_share is not None):
+            raise ValueError(f"join path {self.left} ~ {self.right}: predicate and match_share "
+                             "are for spatial joins only")
+        return self
 
 
 class Catalog(_Strict):
@@ -256,9 +285,9 @@ class Catalog(_Strict):
         return f"{self.schema_of(table)}.{table.name}"
 
     def todos(self) -> list[str]:
-        """Every field still marked :data:`TODO`, and every inferred join path, one line each.
+        """Every field still marked :data:`TODO`, abbreviation candidates and inferred join paths.
 
-        Lines read ``table: field``, ``table.column: field`` or ``join left ~ right: ...``;
+        One line each: ``table: field``, ``table.column: field`` or ``left ~ right: ...``;
         an empty list means a person has filled in the draft. Never raises.
         """
         lines: list[str] = []
@@ -269,6 +298,10 @@ class Catalog(_Strict):
             for c in t.columns:
                 lines += [f"{t.name}.{c.name}: {field} is TODO"
                           for field, value in _fields(c) if value == TODO]
+                if c.abbreviation_candidates:
+                    lines.append(f"{t.name}.{c.name}: abbreviation candidates "
+                                 f"{', '.join(c.abbreviation_candidates)}; confirm them into "
+                                 "abbreviations or delete them")
         lines += [f"{j.left} ~ {j.right}: inferred join path; confirm it (inferred: false) or "
                   "delete it" for j in self.join_paths if j.inferred]
         lines += [f"{j.left} ~ {j.right}: description is TODO"

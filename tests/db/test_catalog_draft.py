@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from geoask.catalog import introspect, spatial_joins
 from geoask.catalog.check import check_catalog, pg_type_name
 from geoask.catalog.ddl import column_comment, table_comment
 from geoask.catalog.draft import draft_catalog, to_yaml
@@ -61,6 +62,11 @@ INSERT INTO {s}.docks
 SELECT i, (ARRAY['open', 'closed', 'planned'])[1 + i % 3],
        ST_SetSRID(ST_MakePoint(-0.1 + i / 1000.0, 51.5), 4326)::geography
 FROM generate_series(1, 40) i;
+CREATE TABLE {s}.sites (site_id integer PRIMARY KEY, geom geometry(Point, 4326));
+INSERT INTO {s}.sites  -- WGS 84 points: odd ones inside tract i, even ones in the gap after it
+SELECT i, ST_Transform(ST_SetSRID(ST_MakePoint(
+           580450 + 1000 * i + CASE WHEN i % 2 = 0 THEN 500 ELSE 0 END, 4500450), 32618), 4326)
+FROM generate_series(1, 20) i;
 GRANT USAGE ON SCHEMA {s} TO {reader};
 GRANT SELECT ON ALL TABLES IN SCHEMA {s} TO {reader};
 ANALYZE {s}.tracts;
@@ -121,6 +127,21 @@ def test_draft_of_demo_finds_tables_types_srids_keys_joins_comments(database):
             assert (path.left, path.right, "foreign_key", False) in joins
     assert ("new_haven_roads.county_fips", "us_counties.county_fips", "attribute",
             True) in joins
+    spatial = {(j.left, j.right): j for j in drafted.join_paths if j.kind == "spatial"}
+    assert all(j.inferred and j.sampled and j.match_share for j in spatial.values())
+    nested = spatial[("us_counties.geom", "us_states.geom")]  # polygons in polygons
+    assert (nested.predicate, nested.match_share) == ("ST_Within", 1.0)
+    airports = spatial[("airports.geom", "us_states.geom")]  # points in polygons
+    assert airports.predicate == "ST_Within" and airports.match_share >= 0.95
+    roads = spatial[("new_haven_roads.geom", "us_counties.geom")]  # lines across polygons
+    assert roads.predicate == "ST_Intersects"
+    assert not any("new_haven_incidents" in e and "new_haven_roads" in e  # points ~ lines
+                   for e in ((j.left + j.right) for j in spatial.values()))
+    cells = drafted.table("climate_grid_cells")
+    assert cells.column("center_lon").abbreviation_candidates == {"lon": ["longitude"]}
+    assert cells.column("center_lon").description == column_comment(
+        demo.table("climate_grid_cells").column("center_lon"))  # nothing invented
+    assert drafted.table("us_states").column("state_name").abbreviation_candidates == {}
     assert drafted.table("airports").spatial_granularity == "point"
     assert drafted.table("new_haven_roads").spatial_granularity == "line"
     monthly = drafted.table("climate_grid_monthly")
@@ -147,7 +168,8 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     assert catalog.schema_name == EXTRA
     assert catalog.description.startswith("Test schema")
     assert {t.name: t.kind for t in catalog.tables} == {
-        "Odd Name": "table", "cases": "table", "docks": "table", "tract_centres": "view",
+        "Odd Name": "table", "cases": "table", "docks": "table", "sites": "table",
+        "tract_centres": "view",
         "tract_points": "view", "tracts": "table"}
     odd = catalog.table("Odd Name")  # quoted identifiers survive
     assert odd.primary_key == ["Col A"] and odd.column("Kind").values == ["k0", "k1"]
@@ -192,7 +214,7 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     assert ("cases.geoid", "tracts.geoid", "attribute", True) in joins
     assert ("tract_points.geoid", "tracts.geoid", "attribute", True) in joins
     assert ("Odd Name.geoid", "tracts.geoid", "attribute", True) in joins
-    assert not any(j.left.endswith(".geom") for j in catalog.join_paths)
+    assert not any(j.left.endswith(".geom") for j in catalog.join_paths if j.kind != "spatial")
     todos = catalog.todos()
     assert tracts.title == "Census tracts of a test county, stored in UTM zone 18N metres"
     assert "cases: title is TODO" in todos and "tracts.population: unit is TODO" in todos
@@ -218,6 +240,7 @@ def test_check_reports_missing_column_wrong_srid_wrong_type_and_range(extra, tmp
             "UPDATE {s}.cases SET year = 2010 WHERE year = 2004",
             "ALTER TABLE {s}.docks ADD COLUMN capacity integer",
             "UPDATE {s}.docks SET status = 'demolished' WHERE dock_id = 3",
+            "UPDATE {s}.sites SET geom = ST_Translate(geom, 10, 0)",
         ):
             conn.execute(sql.SQL(statement).format(s=sql.Identifier(COPY)))
     problems = check_catalog(extra.reader_url, catalog, todos=False)
@@ -230,6 +253,8 @@ def test_check_reports_missing_column_wrong_srid_wrong_type_and_range(extra, tmp
         "tract_points: no table or view in schema byo_copy that this role can read",
         "tracts.tract_name: column missing in the database",
         "tracts.geom: SRID 32618 in the catalog, 3857 in the database",
+        "sites.geom ~ tracts.geom: no sampled row of sites (20 sampled) matches a row of "
+        "tracts by ST_Within",
     ]
     # the CLI prints the same lines and exits 1
     path = tmp_path / "copy.yaml"
@@ -285,6 +310,39 @@ def test_big_tables_are_estimated_and_sampled_not_scanned(extra):
     assert geom is not None and geom.srid == 32618 and geom.extent is not None
     # estimated row counts are not checked; everything else still holds
     assert check_catalog(extra.reader_url, catalog, todos=False) == []
+
+
+def test_spatial_joins_are_inferred_from_geometry_types_and_a_sample(extra):
+    catalog = draft_catalog(extra.reader_url, [EXTRA])
+    spatial = {(j.left, j.right): j for j in catalog.join_paths if j.kind == "spatial"}
+    # docks (London) do not overlap the tracts (New York); point-point pairs are never joined
+    assert set(spatial) == {("sites.geom", "tracts.geom"), ("tract_centres.geom", "tracts.geom"),
+                            ("tract_points.geom", "tracts.geom")}
+    sites = spatial[("sites.geom", "tracts.geom")]  # EPSG:4326 points in EPSG:32618 polygons
+    assert (sites.predicate, sites.match_share, sites.sampled, sites.inferred) == (
+        "ST_Within", 0.5, 20, True)
+    assert "10 of 20 sampled sites rows lie within a tracts row" in sites.description
+    points = spatial[("tract_points.geom", "tracts.geom")]
+    assert (points.predicate, points.match_share, points.sampled) == ("ST_Within", 1.0, 30)
+    assert "sites.geom ~ tracts.geom: inferred join path; confirm it (inferred: false) or " \
+        "delete it" in catalog.todos()
+    assert check_catalog(extra.reader_url, catalog, todos=False) == []
+
+
+def test_a_bounded_sample_measures_the_match_share(extra):
+    catalog = draft_catalog(extra.reader_url, [EXTRA])
+    with read_only(extra.reader_url) as conn:
+        rels = [r for r in introspect.relations(conn, [EXTRA]) if r.name in ("sites", "tracts")]
+        sides = {s.rel.name: s for s in spatial_joins.sides(conn, rels, [
+            catalog.table("sites"), catalog.table("tracts")])}
+        assert sides["tracts"].bounds_wgs84 is not None
+        matched, sampled = spatial_joins.match_share(conn, sides["sites"], sides["tracts"],
+                                                     "ST_Within", rows=6) or (-1, -1)
+        assert sampled == 6 and 0 <= matched <= 6  # a repeatable Bernoulli sample of 20 rows
+        assert spatial_joins.match_share(conn, sides["sites"], sides["tracts"],
+                                         "ST_Within") == (10, 20)
+        assert spatial_joins.match_share(conn, sides["tracts"], sides["sites"],
+                                         "ST_Intersects") == (10, 30)
 
 
 def test_several_schemas_in_one_draft(extra):
