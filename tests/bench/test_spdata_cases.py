@@ -15,12 +15,17 @@ import yaml
 from sqlglot import exp
 from typer.testing import CliRunner
 
+from agents.intent import IntentDeps, intent_agent
+from agents.intent import prompt as intent_prompt
 from flows.load_dataset import load_dataset
 from geoask.bench.loader import load_cases, run_target
 from geoask.bench.model import Category
 from geoask.catalog.model import load_catalog
 from geoask.cli import app
+from geoask.composition import model_provider
 from geoask.db.urls import uses_external_database
+from geoask.plan import IntentRejection
+from geoask.settings import get_settings
 
 SPDATA = Path(__file__).resolve().parents[2] / "benchmark" / "databases" / "spdata"
 CASES = SPDATA / "cases"
@@ -70,6 +75,21 @@ def test_reference_sql_reads_only_tables_of_the_spdata_catalog(loaded):
     # both schemas, the view and the undeclared join keys' two sides are exercised
     assert {"us_census.ny8_tract_rates", "us_census.ny8_leukemia", "us_census.ny8_tracts",
             "us_census.boston_tracts", "europe.lux_districts", "europe.london_cycle_docks"} <= read
+
+
+def test_the_reference_model_replays_the_cases_of_the_configured_case_path(loaded):
+    """`geoask ask --model reference` on your own database: GEOASK_BENCH_CASES_PATH, not the demo's."""
+    question = next(item.case.question for item in loaded if item.case.id == "lux-006")
+    deps = IntentDeps(question=question, catalog_summary="europe.lux_cantons: cantons")
+
+    def intent(settings):
+        model = model_provider(settings, "reference")("intent")
+        return intent_agent.run_sync(intent_prompt(deps), deps=deps, model=model).output
+
+    demo = get_settings()
+    assert isinstance(intent(demo), IntentRejection)  # the demo's cases do not hold it
+    mine = demo.model_copy(update={"bench_cases_path": CASES})
+    assert not isinstance(intent(mine), IntentRejection)
 
 
 @pytest.mark.db
