@@ -78,7 +78,7 @@ def test_reference_sql_reads_only_tables_of_the_spdata_catalog(loaded):
 
 
 def test_the_reference_model_replays_the_cases_of_the_configured_case_path(loaded):
-    """`geoask ask --model reference` on your own database: GEOASK_BENCH_CASES_PATH, not the demo's."""
+    """`ask --model reference` on your own data replays GEOASK_BENCH_CASES_PATH, not the demo."""
     question = next(item.case.question for item in loaded if item.case.id == "lux-006")
     deps = IntentDeps(question=question, catalog_summary="europe.lux_cantons: cantons")
 
