@@ -43,7 +43,8 @@ def model_provider(
         settings: the geoask settings (``GEOASK_MODEL`` and the per-role overrides).
         model: replaces ``GEOASK_MODEL`` for this run (per-role overrides still apply).
         cases: for the offline ``reference``/``reference-faulty`` models, the benchmark
-            cases whose verified programs are replayed (default: all shipped cases).
+            cases whose verified programs are replayed (default: the cases of
+            ``GEOASK_BENCH_CASES_PATH``, the shipped demo cases unless set).
         roles: the agent roles the run uses (default: a question run's; ``("catalog",)`` for
             ``geoask catalog draft --describe``).
 
@@ -58,9 +59,9 @@ def model_provider(
     replay = None
     if chosen.model in REFERENCE_MODELS:
         if cases is None:
-            from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+            from geoask.bench.loader import load_cases
 
-            cases = [item.case for item in load_cases(DEFAULT_CASES_DIR)]
+            cases = [item.case for item in load_cases(chosen.bench_cases_path)]
         replay = reference_model(cases, chosen.model).any_role_model()
         chosen = chosen.model_copy(update={"model": REFERENCE_MODEL})
     models = {role: model_for(role, chosen, reference_model=replay) for role in roles}

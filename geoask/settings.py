@@ -373,6 +373,14 @@ class Settings(BaseSettings):
     )
 
     # The benchmark run (flows/run_benchmark.py, `geoask bench`, issue #7).
+    bench_cases_path: Path = Field(
+        default=Path(__file__).resolve().parents[1] / "benchmark" / "cases",
+        description=(
+            "Case file or folder used when none is named: `geoask bench`, `bench verify` and "
+            "`bench fill` without --tasks-file, and the questions the offline reference model "
+            "replays (`geoask ask --model reference`); e.g. benchmark/databases/spdata/cases."
+        ),
+    )
     bench_out_dir: Path | None = Field(
         default=None,
         description=(

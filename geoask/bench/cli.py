@@ -23,7 +23,6 @@ from typing import Any
 import typer
 
 from geoask.bench.loader import (
-    DEFAULT_CASES_DIR,
     LoadedCase,
     load_cases,
     run_target,
@@ -42,9 +41,10 @@ app = typer.Typer(
 )
 
 CASES_OPTION = typer.Option(
-    DEFAULT_CASES_DIR, "--cases", "--tasks-file",
-    help="Case file or folder of *.yaml case files (benchmark/case.schema.json); the cases "
-    "run on the catalog and database their files name (one of each).",
+    None, "--cases", "--tasks-file",
+    help="Case file or folder of *.yaml case files (benchmark/case.schema.json; default "
+    "GEOASK_BENCH_CASES_PATH, i.e. benchmark/cases); the cases run on the catalog and database "
+    "their files name (one of each).",
 )
 ONLY_OPTION = typer.Option(None, "--only", help="Only this case id (repeatable).")
 
@@ -58,12 +58,12 @@ def _runner(loaded: list[LoadedCase]) -> ProgramRunner:
 
 @app.command("verify")
 def verify_command(
-    cases: Path = CASES_OPTION,
+    cases: Path | None = CASES_OPTION,
     only: list[str] | None = ONLY_OPTION,
     quiet: bool = typer.Option(False, "--quiet", help="Print only failures and the summary."),
 ) -> None:
     """Recompute every case and cross-check; exit 1 listing each disagreement."""
-    loaded = load_cases(cases, only or ())
+    loaded = load_cases(cases or get_settings().bench_cases_path, only or ())
     runner = _runner(loaded)
     started = time.perf_counter()
     verdicts = []
@@ -96,14 +96,14 @@ def verify_command(
 
 @app.command("fill")
 def fill_command(
-    cases: Path = CASES_OPTION,
+    cases: Path | None = CASES_OPTION,
     only: list[str] | None = ONLY_OPTION,
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Also replace expected values that are already filled."
     ),
 ) -> None:
     """Run reference programs and write their projected answers into expected.value."""
-    loaded = load_cases(cases, only or ())
+    loaded = load_cases(cases or get_settings().bench_cases_path, only or ())
     runner = _runner(loaded)
     updates: dict[Path, dict[str, object]] = {}
     failures = 0
@@ -138,7 +138,8 @@ SHOWCASE_CASES = ("states-011", "newhaven-022", "states-031")
 """A Top-K SQL question, a distance query in UTM, a multi-stage spatial statistic."""
 TASKS_FILE_OPTION = typer.Option(
     None, "--tasks-file",
-    help="Case file or folder in the documented schema (default benchmark/cases).")
+    help="Case file or folder in the documented schema (default GEOASK_BENCH_CASES_PATH, "
+    "i.e. benchmark/cases).")
 OUT_OPTION = typer.Option(
     None, "--out",
     help="Folder of saved runs and report files (default GEOASK_BENCH_OUT_DIR/<model>); runs "

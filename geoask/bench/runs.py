@@ -20,12 +20,12 @@ from pydantic import BaseModel, Field
 
 from geoask.answers import FinalAnswer
 from geoask.bench.evaluate import CaseScore, score_case
-from geoask.bench.loader import DEFAULT_CASES_DIR, CaseTarget, load_cases, run_target
+from geoask.bench.loader import CaseTarget, load_cases, run_target
 from geoask.bench.model import BenchmarkCase
 from geoask.composition import RunParts, open_parts
 from geoask.errors import BenchmarkCaseError, ConfigurationError
 from geoask.execution_log import ExecutionLog
-from geoask.settings import Settings
+from geoask.settings import Settings, get_settings
 from geoask.variants import Variant, parse_variant
 
 
@@ -79,7 +79,7 @@ def _safe(name: str) -> str:
 
 
 def load_benchmark_cases(tasks_file: str | Path | None, limit: int | None) -> list[BenchmarkCase]:
-    """The cases of ``tasks_file`` (a case file or folder; default ``benchmark/cases``).
+    """The cases of ``tasks_file`` (a case file or folder; default GEOASK_BENCH_CASES_PATH).
 
     Only the first ``limit`` of them when given. Raises as :func:`load_benchmark_run`.
     """
@@ -98,7 +98,7 @@ def load_benchmark_run(tasks_file: str | Path | None,
     """
     if limit is not None and limit < 1:
         raise ConfigurationError(f"--limit must be at least 1, got {limit}")
-    loaded = load_cases(Path(tasks_file or DEFAULT_CASES_DIR), ())
+    loaded = load_cases(Path(tasks_file or get_settings().bench_cases_path), ())
     if not loaded:
         raise BenchmarkCaseError(f"{tasks_file} holds no benchmark case")
     target = run_target(loaded)

@@ -41,7 +41,8 @@ REFERENCE_FAULTY: Final = "reference-faulty"
 REFERENCE_MODELS: Final = (REFERENCE, REFERENCE_FAULTY)
 
 UNKNOWN_QUESTION_MESSAGE: Final = (
-    "The offline reference model only knows the benchmark questions (benchmark/cases/*.yaml); "
+    "The offline reference model only knows the benchmark questions (the cases of "
+    "GEOASK_BENCH_CASES_PATH, default benchmark/cases); "
     "ask one of them word for word, or name its case id, or configure a real model with "
     "GEOASK_MODEL."
 )
