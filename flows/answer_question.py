@@ -22,6 +22,7 @@ from geoask.answer_map import publish_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.plan import Intent, IntentRejection, Plan, PlanRefusal, StepKind
+from geoask.result_view import result_html, result_text
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
 from geoask.run_report import publish_intent, publish_plan, publish_run, save_log
@@ -89,6 +90,14 @@ class QuestionResult(BaseModel):
     artifact_folder: str
     flow_run_id: str | None = None
     maps: list[str] = Field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """What ``geoask ask`` prints (:func:`geoask.result_view.result_text`)."""
+        return result_text(self)
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the answer as a table, the map inline (``result_html``)."""
+        return result_html(self)
 
 
 @flow(name="answer-question", validate_parameters=False)

@@ -14,7 +14,7 @@ splits a run's layers into the **answer** (drawn prominently, the map zoomed to 
 4. otherwise no answer features (the layers are drawn as they are).
 
 Both the PNG map (:mod:`geoask.answer_map`) and the interactive one
-(:mod:`geoask.interactive_map`) draw what this module picks.
+(:mod:`geoask.interactive_map`) draw what this module picks, styled by :func:`layer_styles`.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from geoask.state import ArtifactRef
 
 GEOJSON_FORMATS: Final = frozenset({"geojson", "application/geo+json"})
+ANSWER_COLOUR: Final = "#d62728"
+CONTEXT_COLOURS: Final = ("#9a9a9a", "#b8b8b8", "#7f7f7f", "#c9c9c9")
+LAYER_COLOURS: Final = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 Bounds = tuple[float, float, float, float]
 
 
@@ -46,12 +49,14 @@ class AnswerFeatures:
         answer: the answer's features (properties kept), or None when none could be picked.
         context: every exported layer by name, in export order (the answer's layer included).
         how: one line saying how the answer features were found (legend, map note).
+        label_column: the answer's column that matched the answer's ids (map labels), if any.
 
     """
 
     answer: gpd.GeoDataFrame | None
     context: dict[str, gpd.GeoDataFrame] = field(default_factory=dict)
     how: str = ""
+    label_column: str | None = None
 
     def bounds(self) -> Bounds:
         """``(west, south, east, north)`` in degrees of the answer, else of all layers.
@@ -145,7 +150,7 @@ def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
     direct = _answer_geometry(answer)
     if direct is not None:
         return AnswerFeatures(direct, layers, f"the answer's {answer.answer_type.value}")
-    best: tuple[tuple[int, int, int], gpd.GeoDataFrame, str] | None = None
+    best: tuple[tuple[int, int, int], gpd.GeoDataFrame, str, str] | None = None
     for field_name, values in answer_values(answer).items():
         wanted = {_key(v) for v in values}
         for order, (name, frame) in enumerate(layers.items()):
@@ -160,9 +165,9 @@ def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
                 score = (matched, -int(selected.sum()), order)
                 if best is None or score > best[0]:
                     best = (score, frame[selected], f"answer {field_name} values matched "
-                                                    f"{column!r} of {name}")
+                                                    f"{column!r} of {name}", str(column))
     if best is not None:
-        return AnswerFeatures(best[1], layers, best[2])
+        return AnswerFeatures(best[1], layers, best[2], best[3])
     final = [layers[name] for name in final_layers if name in layers]
     if final:
         combined = gpd.GeoDataFrame(pd.concat(final, ignore_index=True), crs=4326)
@@ -199,3 +204,37 @@ def _key(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
         return value.strip().casefold()
     return None
+
+
+@dataclass(frozen=True)
+class LayerStyle:
+    """How one layer is drawn (both maps): colour, opacity, order and legend label."""
+
+    colour: str
+    alpha: float
+    zorder: int
+    label: str
+    answer: bool = False
+
+
+def layer_styles(features: AnswerFeatures) -> list[tuple[gpd.GeoDataFrame, LayerStyle]]:
+    """The layers to draw, bottom first: the context (muted when there is an answer), answer.
+
+    Without answer features each context layer gets its own colour of :data:`LAYER_COLOURS`.
+    """
+    muted = features.answer is not None
+    drawn: list[tuple[gpd.GeoDataFrame, LayerStyle]] = []
+    for index, (name, frame) in enumerate(features.context.items()):
+        palette = CONTEXT_COLOURS if muted else LAYER_COLOURS
+        label = f"{name}{': fetched' if muted else ''} ({_count(len(frame))})"
+        drawn.append((frame, LayerStyle(palette[index % len(palette)], 0.35 if muted else 0.55,
+                                        index, label)))
+    if features.answer is not None:
+        drawn.append((features.answer, LayerStyle(
+            ANSWER_COLOUR, 0.75, len(drawn) + 1,
+            f"answer ({_count(len(features.answer))}; {features.how})", answer=True)))
+    return drawn
+
+
+def _count(n: int) -> str:
+    return f"{n} feature{'' if n == 1 else 's'}"

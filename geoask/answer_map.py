@@ -5,7 +5,8 @@ the answer's features with :func:`geoask.answer_features.pick_answer`, and write
 the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over the
 fetched context in grey - polygons under lines under points - zoomed to the answer's extent
 with a margin, in a metric CRS: the UTM zone of the extent, Web Mercator for extents wider than
-:data:`UTM_EXTENT_DEG`; legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
+:data:`UTM_EXTENT_DEG`; up to :data:`MAX_LABELS` answer features labelled with their matched
+id; legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
 (:mod:`geoask.interactive_map`: the same layers in a self-contained Leaflet page). Without
 answer features every layer is drawn in its own colour, zoomed to all of them. Only the run's
 data is drawn (no shipped boundary files), so it works on any database.
@@ -25,7 +26,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import geopandas as gpd
 
-from geoask.answer_features import AnswerFeatures, geojson_layers, pick_answer, read_layers
+from geoask.answer_features import (
+    AnswerFeatures,
+    geojson_layers,
+    layer_styles,
+    pick_answer,
+    read_layers,
+)
 
 if TYPE_CHECKING:
     from geoask.answers import FinalAnswer
@@ -39,11 +46,9 @@ MAP_FILE: Final = "map.png"
 HTML_MAP_FILE: Final = "map.html"
 MAP_KEY: Final = "answer-map"
 HTML_MAP_KEY: Final = "answer-map-html"
-ANSWER_COLOUR: Final = "#d62728"
-CONTEXT_COLOURS: Final = ("#9a9a9a", "#b8b8b8", "#7f7f7f", "#c9c9c9")
 MARGIN_SHARE: Final = 0.15
 MIN_MARGIN_M: Final = 2000.0
-LAYER_COLOURS: Final = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+MAX_LABELS: Final = 25
 Bounds = tuple[float, float, float, float]
 logger = logging.getLogger(__name__)
 
@@ -118,36 +123,6 @@ def map_view(bounds_wgs84: Bounds) -> MapView:
                                           north + pad_y))
 
 
-@dataclass(frozen=True)
-class LayerStyle:
-    """How one layer is drawn (both maps): colour, opacity, order and legend label."""
-
-    colour: str
-    alpha: float
-    zorder: int
-    label: str
-    answer: bool = False
-
-
-def layer_styles(features: AnswerFeatures) -> list[tuple[gpd.GeoDataFrame, LayerStyle]]:
-    """The layers to draw, bottom first: the context (muted when there is an answer), answer.
-
-    Without answer features each context layer gets its own colour of :data:`LAYER_COLOURS`.
-    """
-    muted = features.answer is not None
-    drawn: list[tuple[gpd.GeoDataFrame, LayerStyle]] = []
-    for index, (name, frame) in enumerate(features.context.items()):
-        palette = CONTEXT_COLOURS if muted else LAYER_COLOURS
-        label = f"{name}{': fetched' if muted else ''} ({_count(len(frame))})"
-        drawn.append((frame, LayerStyle(palette[index % len(palette)], 0.35 if muted else 0.55,
-                                        index, label)))
-    if features.answer is not None:
-        drawn.append((features.answer, LayerStyle(
-            ANSWER_COLOUR, 0.75, len(drawn) + 1,
-            f"answer ({_count(len(features.answer))}; {features.how})", answer=True)))
-    return drawn
-
-
 def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
     """PNG bytes: ``features`` (EPSG:4326) zoomed to the answer, legend, scale bar, CRS note.
 
@@ -183,6 +158,13 @@ def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
                            linewidth=0.9 if style.answer else 0.3, zorder=base)
             handles.append(Patch(facecolor=style.colour, edgecolor="black", alpha=style.alpha,
                                  label=style.label))
+    if features.answer is not None and features.label_column is not None and len(
+            features.answer) <= MAX_LABELS:
+        projected = features.answer.to_crs(crs)
+        for point, text in zip(projected.geometry.representative_point(),
+                               projected[features.label_column], strict=True):
+            axes.annotate(str(text), (point.x, point.y), xytext=(5, 5), fontsize=8,
+                          textcoords="offset points", zorder=60)
     west, south, east, north = view.limits
     axes.set_xlim(west, east)
     axes.set_ylim(south, north)
@@ -256,7 +238,3 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
     publish_link(HTML_MAP_KEY, maps.html, "map.html (interactive, works offline)",
                  "the answer's features over the fetched context, with popups")
     return maps
-
-
-def _count(n: int) -> str:
-    return f"{n} feature{'' if n == 1 else 's'}"

@@ -22,8 +22,7 @@ from typing import Final
 import numpy as np
 import shapely
 
-from geoask.answer_features import AnswerFeatures
-from geoask.answer_map import layer_styles
+from geoask.answer_features import AnswerFeatures, layer_styles
 
 LEAFLET_DIR: Final = Path(__file__).resolve().parent / "vendor" / "leaflet"
 COORDINATE_DECIMALS: Final = 5

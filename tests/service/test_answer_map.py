@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from geoask import answer_map
+from geoask import answer_features, answer_map
 from geoask.answer_features import AnswerFeatures
 from geoask.answers import FinalAnswer
 from geoask.run_artifacts import RunArtifacts
@@ -86,9 +86,9 @@ def test_the_answer_is_drawn_prominently_over_the_muted_context_and_zoomed_to(tm
     features = pick_answer(answer, read_layers([("airports", refs[0][0].url)]))
     assert features.answer is not None and list(features.answer["iata"]) == ["A10", "A11"]
     assert features.bounds() == (-110.0, 33.0, -109.0, 34.0)
-    styles = answer_map.layer_styles(features)
+    styles = answer_features.layer_styles(features)
     assert [(s.colour, s.answer) for _, s in styles] == [
-        (answer_map.CONTEXT_COLOURS[0], False), (answer_map.ANSWER_COLOUR, True)]
+        (answer_features.CONTEXT_COLOURS[0], False), (answer_features.ANSWER_COLOUR, True)]
     assert len(styles[0][0]) == 40 and len(styles[1][0]) == 2
     view = answer_map.map_view(features.bounds())
     xmin, ymin, xmax, ymax = view.limits
@@ -96,8 +96,8 @@ def test_the_answer_is_drawn_prominently_over_the_muted_context_and_zoomed_to(tm
     assert 85_000 * 1.3 < xmax - xmin < 95_000 * 1.3  # ~91 km wide + 15 % a side
     assert 105_000 * 1.3 < ymax - ymin < 115_000 * 1.3  # ~111 km high
     assert RED in colours(answer_map.render_answer_map(features, "Two airports"))
-    plain = answer_map.layer_styles(AnswerFeatures(None, features.context))
-    assert [(s.colour, s.answer) for _, s in plain] == [(answer_map.LAYER_COLOURS[0], False)]
+    plain = answer_features.layer_styles(AnswerFeatures(None, features.context))
+    assert [(s.colour, s.answer) for _, s in plain] == [(answer_features.LAYER_COLOURS[0], False)]
     wide = answer_map.map_view(AnswerFeatures(None, features.context).bounds())
     assert wide.crs == "EPSG:3857"  # 39 degrees wide: all airports, not the answer
 
