@@ -27,6 +27,7 @@ from geoask.answer_features import AnswerFeatures, layer_styles
 LEAFLET_DIR: Final = Path(__file__).resolve().parent / "vendor" / "leaflet"
 COORDINATE_DECIMALS: Final = 5
 BACKGROUND: Final = "#f4f1ea"
+CRS_NOTE: Final = "Data in EPSG:4326 (WGS 84), drawn in EPSG:3857; no background tiles."
 
 _SCRIPT = """
 const layers = JSON.parse(document.getElementById('geoask-layers').textContent);
@@ -117,7 +118,7 @@ def interactive_map_html(features: AnswerFeatures, title: str) -> str:
                        "data": json.loads(rounded.to_json(drop_id=True, default=str))})
     js, css = leaflet_assets()
     constants = (f"const BOUNDS = {json.dumps(list(bounds))};\n"
-                 f"const CRS_NOTE = {json.dumps(_crs_note(features))};\n")
+                 f"const CRS_NOTE = {json.dumps(CRS_NOTE)};\n")
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title>",
@@ -127,11 +128,6 @@ def interactive_map_html(features: AnswerFeatures, title: str) -> str:
         "</script>",
         f"<script>{js}</script>", f"<script>{constants}{_SCRIPT}</script>",
         "</body></html>"])
-
-
-def _crs_note(features: AnswerFeatures) -> str:
-    found = f"answer: {features.how}. " if features.how else ""
-    return f"{found}Data in EPSG:4326 (WGS 84), drawn in EPSG:3857; no background tiles."
 
 
 def _script_safe(text: str) -> str:
