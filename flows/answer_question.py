@@ -18,13 +18,14 @@ import psycopg
 from prefect import flow
 from pydantic import BaseModel, Field
 
-from geoask.answer_map import publish_answer_map
+from geoask.answer_map import publish_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.plan import Intent, IntentRejection, Plan, PlanRefusal, StepKind
+from geoask.result_view import result_html, result_text
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
-from geoask.run_report import publish_run, save_log
+from geoask.run_report import publish_intent, publish_plan, publish_run, save_log
 from geoask.served_models import check_served_model, in_deployment_run
 from geoask.settings import Settings, get_settings
 from geoask.state import (
@@ -75,6 +76,7 @@ class QuestionResult(BaseModel):
         run_id: the run's id.
         artifact_folder: fsspec URL of the run's artifact folder.
         flow_run_id: the Prefect flow run (its artifacts are in the UI), when known.
+        maps: URLs of the answer maps (``map.png``, ``map.html``) when some were drawn.
 
     """
 
@@ -87,6 +89,15 @@ class QuestionResult(BaseModel):
     run_id: str
     artifact_folder: str
     flow_run_id: str | None = None
+    maps: list[str] = Field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """What ``geoask ask`` prints (:func:`geoask.result_view.result_text`)."""
+        return result_text(self)
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the answer as a table, the map inline (``result_html``)."""
+        return result_html(self)
 
 
 @flow(name="answer-question", validate_parameters=False)
@@ -150,6 +161,7 @@ def user_error(error: Exception) -> GeoaskError | None:
 
 def _answer(run: QuestionServices, question: str) -> QuestionResult:
     intent = classify_intent(run, question)
+    publish_intent(run.store, intent)
     if isinstance(intent, IntentRejection):
         return _finish(run, start(question, run.variant.value, run.limits), "rejected",
                        None, intent.message, [f"rejected as {intent.rejection_type.value}"])
@@ -186,7 +198,9 @@ def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
         return apply_decision(state, decide_after_plan_problem(state, problem))
     # A planned plan passed agents.planner.PLAN_RULES (the planner's output validator, under
     # what the variant allows); the one-step plan of single_sql_plan keeps them by construction.
-    return with_plan(state, output)
+    state = with_plan(state, output)
+    publish_plan(run.store, output, state.plan_number)
+    return state
 
 
 def _run_step(run: QuestionServices, state: ExecutionState, step_id: str,
@@ -225,13 +239,15 @@ def _answer_from(run: QuestionServices, state: ExecutionState, evidence: str) ->
                                                reason=f"no answer could be written: "
                                                       f"{output.reason}"))
         return _finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
-    publish_answer_map(run.store, [a for step in state.steps.values() for a in step.artifacts],
-                       state.question)
-    return _finish(run, state, "answered", output, output.summary, evidence_trail(state))
+    maps = publish_answer_maps(run.store, [step.artifacts for step in state.steps.values()],
+                               output, state.question)
+    return _finish(run, state, "answered", output, output.summary, evidence_trail(state),
+                   [maps.png, maps.html] if maps else [])
 
 
 def _finish(run: QuestionServices, state: ExecutionState, status: Outcome,
-            answer: FinalAnswer | None, message: str, trail: list[str]) -> QuestionResult:
+            answer: FinalAnswer | None, message: str, trail: list[str],
+            maps: list[str] | None = None) -> QuestionResult:
     log = run.recorder.log
     log.transitions = [t.value for t in state.transitions]
     log.guardrail_retries = recovery_count(state)
@@ -242,7 +258,7 @@ def _finish(run: QuestionServices, state: ExecutionState, status: Outcome,
     result = QuestionResult(
         status=status, answer=answer, message=message, evidence=trail,
         transitions=log.transitions, route=log.route, run_id=run.run_id,
-        artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
+        artifact_folder=run.store.folder, flow_run_id=_flow_run_id(), maps=maps or [],
     )
     publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
                 run.run_id)

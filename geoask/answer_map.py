@@ -1,12 +1,17 @@
-"""The map image of an answer with geometry: the run's own result features.
+"""The maps of an answer: its features drawn over what the run fetched, as PNG and HTML.
 
-:func:`publish_answer_map` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946) and
-draws them - polygons under lines under points, in export order - in a metric CRS (the UTM
-zone of the features; Web Mercator for extents wider than :data:`UTM_EXTENT_DEG`), with a
-legend and a scale bar in metres/kilometres, and writes ``map.png`` into the run folder. Only
-the run's data is drawn (no shipped boundary files), so it works on any database.
-It also creates the Prefect markdown artifact ``answer-map`` showing the image, so the flow
-run page has it. A map is a view: any failure is logged and the question is unaffected.
+:func:`publish_answer_maps` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946), picks
+the answer's features with :func:`geoask.answer_features.pick_answer`, and writes two files into
+the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over the
+fetched context in grey - polygons under lines under points - zoomed to the answer's extent
+with a margin, in a metric CRS: the UTM zone of the extent, Web Mercator for extents wider than
+:data:`UTM_EXTENT_DEG`; up to :data:`MAX_LABELS` answer features labelled with their matched
+id; legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
+(:mod:`geoask.interactive_map`: the same layers in a self-contained Leaflet page). Without
+answer features every layer is drawn in its own colour, zoomed to all of them. Only the run's
+data is drawn (no shipped boundary files), so it works on any database.
+It creates the Prefect markdown artifact ``answer-map`` (the image) and the link artifact
+``answer-map-html``. A map is a view: any failure is logged and the question is unaffected.
 """
 
 from __future__ import annotations
@@ -16,12 +21,21 @@ import io
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-import fsspec
 import geopandas as gpd
 
+from geoask.answer_features import (
+    AnswerFeatures,
+    geojson_layers,
+    layer_styles,
+    pick_answer,
+    read_layers,
+)
+
 if TYPE_CHECKING:
+    from geoask.answers import FinalAnswer
     from geoask.run_artifacts import RunArtifacts
     from geoask.state import ArtifactRef
 
@@ -29,8 +43,12 @@ UTM_EXTENT_DEG: Final = 12.0
 MAP_SIZE_IN: Final = (8.0, 6.0)
 MAP_DPI: Final = 110
 MAP_FILE: Final = "map.png"
+HTML_MAP_FILE: Final = "map.html"
 MAP_KEY: Final = "answer-map"
-LAYER_COLOURS: Final = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+HTML_MAP_KEY: Final = "answer-map-html"
+MARGIN_SHARE: Final = 0.15
+MIN_MARGIN_M: Final = 2000.0
+MAX_LABELS: Final = 25
 Bounds = tuple[float, float, float, float]
 logger = logging.getLogger(__name__)
 
@@ -63,23 +81,6 @@ def scale_label(length_m: float) -> str:
     return f"{length_m:g} m" if length_m < 1000 else f"{length_m / 1000:g} km"
 
 
-def geojson_urls(artifacts: Sequence[ArtifactRef]) -> list[tuple[str, str]]:
-    """``(name, url)`` of the GeoJSON files among a run's artifact references."""
-    return [(a.name, a.url) for a in artifacts if a.format == "geojson"]
-
-
-def read_layers(files: Sequence[tuple[str, str]]) -> dict[str, gpd.GeoDataFrame]:
-    """The non-empty GeoJSON files as GeoDataFrames in EPSG:4326, by name."""
-    layers: dict[str, gpd.GeoDataFrame] = {}
-    for name, url in files:
-        with fsspec.open(url, "rb") as handle:
-            frame = gpd.read_file(handle)
-        frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
-        if len(frame):
-            layers[name] = frame.set_crs(4326, allow_override=True)
-    return layers
-
-
 def map_crs(bounds_wgs84: Bounds, layer: gpd.GeoDataFrame) -> tuple[Any, float]:
     """The drawing CRS and its map units per ground metre at the map centre.
 
@@ -92,11 +93,41 @@ def map_crs(bounds_wgs84: Bounds, layer: gpd.GeoDataFrame) -> tuple[Any, float]:
     return "EPSG:3857", 1.0 / max(math.cos(latitude), 1e-6)
 
 
-def render_answer_map(layers: dict[str, gpd.GeoDataFrame], title: str) -> bytes:
-    """PNG bytes: ``layers`` (EPSG:4326), legend and scale bar.
+@dataclass(frozen=True)
+class MapView:
+    """What the PNG map shows: its CRS, map units per ground metre, and padded limits.
+
+    Attributes:
+        crs: the drawing CRS (a pyproj CRS or ``"EPSG:3857"``).
+        units_per_metre: map units per ground metre at the centre (1 in UTM).
+        limits: ``(xmin, ymin, xmax, ymax)`` in map units: the extent plus a margin of
+            :data:`MARGIN_SHARE` per side, at least :data:`MIN_MARGIN_M` metres.
+
+    """
+
+    crs: Any
+    units_per_metre: float
+    limits: tuple[float, float, float, float]
+
+
+def map_view(bounds_wgs84: Bounds) -> MapView:
+    """The view of an extent ``(west, south, east, north)`` in degrees (see :class:`MapView`)."""
+    extent = gpd.GeoDataFrame(geometry=gpd.GeoSeries.from_xy(
+        [bounds_wgs84[0], bounds_wgs84[2]], [bounds_wgs84[1], bounds_wgs84[3]], crs=4326))
+    crs, units_per_metre = map_crs(bounds_wgs84, extent)
+    west, south, east, north = (float(v) for v in extent.to_crs(crs).total_bounds)
+    margin = MIN_MARGIN_M * units_per_metre
+    pad_x = max((east - west) * MARGIN_SHARE, margin)
+    pad_y = max((north - south) * MARGIN_SHARE, margin)
+    return MapView(crs, units_per_metre, (west - pad_x, south - pad_y, east + pad_x,
+                                          north + pad_y))
+
+
+def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
+    """PNG bytes: ``features`` (EPSG:4326) zoomed to the answer, legend, scale bar, CRS note.
 
     Raises:
-        ValueError: ``layers`` is empty.
+        ValueError: there is no layer to draw.
 
     """
     from matplotlib.figure import Figure
@@ -104,80 +135,106 @@ def render_answer_map(layers: dict[str, gpd.GeoDataFrame], title: str) -> bytes:
     from matplotlib.patches import Patch
     from mpl_toolkits.axes_grid1.anchored_artists import AnchoredSizeBar
 
-    if not layers:
-        raise ValueError("an answer map needs at least one layer with geometry")
-    combined = gpd.GeoDataFrame(geometry=[g for f in layers.values() for g in f.geometry],
-                                crs=4326)
-    bounds: Bounds = tuple(float(v) for v in combined.total_bounds)  # type: ignore[assignment]
-    crs, units_per_metre = map_crs(bounds, combined)
+    view = map_view(features.bounds())
+    crs, units_per_metre = view.crs, view.units_per_metre
     figure = Figure(figsize=MAP_SIZE_IN, dpi=MAP_DPI)
     axes = figure.add_subplot()
     handles: list[Any] = []
-    for index, (name, frame) in enumerate(layers.items()):
-        colour = LAYER_COLOURS[index % len(LAYER_COLOURS)]
+    for frame, style in layer_styles(features):
         projected = frame.to_crs(crs)
         kind = projected.geom_type.iloc[0]
-        label = f"{name} ({len(frame)} feature{'' if len(frame) == 1 else 's'})"
+        base = (30 if "Point" in kind else 20 if "Line" in kind else 10) + style.zorder
         if "Point" in kind:
-            projected.plot(ax=axes, color=colour, markersize=9, zorder=30 + index)
-            handles.append(Line2D([], [], marker="o", linestyle="", color=colour, label=label))
+            projected.plot(ax=axes, color=style.colour, markersize=36 if style.answer else 9,
+                           edgecolor="black" if style.answer else "none", zorder=base)
+            handles.append(Line2D([], [], marker="o", linestyle="", color=style.colour,
+                                  label=style.label))
         elif "Line" in kind:
-            projected.plot(ax=axes, color=colour, linewidth=1.6, zorder=20 + index)
-            handles.append(Line2D([], [], color=colour, linewidth=1.6, label=label))
+            projected.plot(ax=axes, color=style.colour, zorder=base,
+                           linewidth=2.4 if style.answer else 1.0)
+            handles.append(Line2D([], [], color=style.colour, linewidth=1.6, label=style.label))
         else:
-            projected.plot(ax=axes, facecolor=colour, edgecolor="black", alpha=0.55,
-                           linewidth=0.5, zorder=10 + index)
-            handles.append(Patch(facecolor=colour, edgecolor="black", alpha=0.55, label=label))
-    west, south, east, north = gpd.GeoSeries.from_xy(
-        [bounds[0], bounds[2]], [bounds[1], bounds[3]], crs=4326).to_crs(crs).total_bounds
-    pad_x, pad_y = max((east - west) * 0.08, 50.0), max((north - south) * 0.08, 50.0)
-    axes.set_xlim(west - pad_x, east + pad_x)
-    axes.set_ylim(south - pad_y, north + pad_y)
+            projected.plot(ax=axes, facecolor=style.colour, edgecolor="black", alpha=style.alpha,
+                           linewidth=0.9 if style.answer else 0.3, zorder=base)
+            handles.append(Patch(facecolor=style.colour, edgecolor="black", alpha=style.alpha,
+                                 label=style.label))
+    if features.answer is not None and features.label_column is not None and len(
+            features.answer) <= MAX_LABELS:
+        projected = features.answer.to_crs(crs)
+        for point, text in zip(projected.geometry.representative_point(),
+                               projected[features.label_column], strict=True):
+            axes.annotate(str(text), (point.x, point.y), xytext=(5, 5), fontsize=8,
+                          textcoords="offset points", zorder=60)
+    west, south, east, north = view.limits
+    axes.set_xlim(west, east)
+    axes.set_ylim(south, north)
     axes.set_aspect("equal")
-    width_m = (east - west + 2 * pad_x) / units_per_metre
-    length_m = nice_scale_length(width_m / 4)
+    length_m = nice_scale_length((east - west) / units_per_metre / 4)
     axes.add_artist(AnchoredSizeBar(axes.transData, length_m * units_per_metre,
                                     scale_label(length_m), loc="lower right", frameon=True,
-                                    size_vertical=(north - south + 2 * pad_y) / 150))
-    axes.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9)
+                                    size_vertical=(north - south) / 150))
+    axes.legend(handles=handles, loc="upper left", fontsize=7, framealpha=0.9)
     axes.set_title(title if len(title) <= 90 else title[:87] + "...", fontsize=10)
     axes.set_xticks([])
     axes.set_yticks([])
     crs_name = crs if isinstance(crs, str) else f"EPSG:{crs.to_epsg()}"
-    axes.set_xlabel(f"{crs_name}; features from the run's GeoJSON exports", fontsize=7)
+    axes.set_xlabel(f"drawn in {crs_name} from the run's GeoJSON exports (EPSG:4326)",
+                    fontsize=7)
     axes.set_ylabel("")
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()
 
 
-def publish_answer_map(store: RunArtifacts, artifacts: Sequence[ArtifactRef],
-                       title: str) -> str | None:
-    """Write ``map.png`` for a run's GeoJSON exports and show it as artifact ``answer-map``.
+@dataclass(frozen=True)
+class AnswerMaps:
+    """The map files of a run: ``png`` and ``html`` URLs under the run folder."""
+
+    png: str
+    html: str
+
+
+def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
+                        answer: FinalAnswer | None, title: str) -> AnswerMaps | None:
+    """Write ``map.png`` and ``map.html`` of a run and show them as Prefect artifacts.
 
     Args:
         store: the run's :class:`geoask.run_artifacts.RunArtifacts` (``url``, ``folder``).
-        artifacts: the run's artifact references (``name``, ``url``, ``format``).
+        step_artifacts: the artifact references of each step, in step order (``name``,
+            ``url``, ``format``); the last step's GeoJSON is the answer's fallback.
+        answer: the typed answer whose features are drawn prominently (None: just the layers).
         title: the map title (the question).
 
     Returns:
-        The map's URL, or None when the run exported no geometry or drawing failed (logged).
+        The maps' URLs, or None when the run exported no geometry or drawing failed (logged).
 
     """
-    from geoask.run_artifacts import publish_markdown
+    from geoask.interactive_map import interactive_map_html
+    from geoask.run_artifacts import publish_link, publish_markdown
     from geoask.sql.export import write_atomic
 
     try:
-        layers = read_layers(geojson_urls(artifacts))
+        files = geojson_layers(step_artifacts)
+        layers = read_layers(files)
         if not layers:
             return None
-        png = render_answer_map(layers, title)
-        url = str(store.url(MAP_FILE))
-        write_atomic(url, png)
+        done = [artifacts for artifacts in step_artifacts if artifacts]
+        final_count = len(geojson_layers(done[-1:]))
+        final = [name for name, _ in files[len(files) - final_count:]] if final_count else []
+        features = pick_answer(answer, layers, final)
+        png = render_answer_map(features, title)
+        maps = AnswerMaps(png=store.url(MAP_FILE), html=store.url(HTML_MAP_FILE))
+        write_atomic(maps.png, png)
+        write_atomic(maps.html, interactive_map_html(features, title).encode("utf-8"))
     except Exception as error:  # a map is a view; the answer stands without it
         logger.warning("could not draw the answer map: %s", error)
         return None
     encoded = base64.b64encode(png).decode("ascii")
+    how = features.how or "the run's result features"
     publish_markdown(MAP_KEY, f"# Map\n\n![answer map](data:image/png;base64,{encoded})\n\n"
-                              f"file: `{url}`", "the run's result features")
-    return url
+                              f"{how}\n\n"
+                              f"file: `{maps.png}`; interactive map: `{maps.html}`",
+                     "the answer over the run's fetched features")
+    publish_link(HTML_MAP_KEY, maps.html, "map.html (interactive, works offline)",
+                 "the answer's features over the fetched context, with popups")
+    return maps

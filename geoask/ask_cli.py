@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
 
 import typer
-
-if TYPE_CHECKING:
-    from tasks.services import QuestionServices
 
 EXIT_ANSWERED = 0
 EXIT_REJECTED = 3
@@ -50,8 +46,9 @@ def ask(
         "GEOASK_SERVER_API_URL) and wait for its result, instead of running in this process."),
 ) -> None:
     """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
-    from flows.answer_question import answer_question
+    from geoask.api import ask as ask_question
     from geoask.errors import ConfigurationError
+    from geoask.result_view import result_text
     from geoask.variants import parse_variant
 
     try:
@@ -66,53 +63,10 @@ def ask(
             parse_variant(variant)
         except ConfigurationError as error:
             raise typer.BadParameter(str(error), param_hint="--variant") from None
-    if via_api:
-        from geoask.service.client import ask_via_api
-
-        result = ask_via_api(question, variant=variant, model=model)
-    else:
-        result = answer_question(question, variant=variant, model=model,
-                                 services=open_question_services(variant, model))
+    result = ask_question(question, model=model, variant=variant, via_api=via_api)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
-        typer.echo(format_result(result))
+        typer.echo(result_text(result))
     sys.exit({"answered": EXIT_ANSWERED, "rejected": EXIT_REJECTED}.get(result.status,
                                                                          EXIT_FAILED))
-
-
-def open_question_services(variant: str | None, model: str | None) -> QuestionServices:
-    """The run's services from settings, built before Prefect starts (so errors come fast).
-
-    Raises:
-        ConfigurationError: no model for some agent, or one that cannot be built (unknown
-            provider, missing key or endpoint); the message says what to set.
-        CatalogError, RetrievalError, SandboxError: another part cannot be set up.
-
-    """
-    from geoask.composition import model_provider
-    from geoask.settings import get_settings
-    from geoask.variants import parse_variant
-    from tasks.services import open_services
-
-    settings = get_settings()
-    return open_services(settings, parse_variant(variant or settings.variant),
-                         model_provider(settings, model))
-
-
-def format_result(result: object) -> str:
-    """The human-readable report: answer (or message), evidence trail, artifact folder."""
-    from flows.answer_question import QuestionResult
-
-    assert isinstance(result, QuestionResult)
-    lines = [result.message]
-    if result.answer is not None:
-        lines += ["", f"answer ({result.answer.answer_type.value}):",
-                  json.dumps(result.answer.data_payload, indent=2, ensure_ascii=False)]
-    if result.evidence:
-        lines += ["", "evidence:", *(f"  {line}" for line in result.evidence)]
-    lines.append("")
-    if result.transitions:  # a question rejected as out of scope ran no step
-        lines.append(f"route: {result.route}; transitions: {' -> '.join(result.transitions)}")
-    lines.append(f"artifacts: {result.artifact_folder}")
-    return "\n".join(lines)

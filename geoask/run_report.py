@@ -1,8 +1,9 @@
-"""What a finished question run leaves behind: answer.json, summary.md, the log, trace and map.
+"""What a question run leaves behind: intent, plans, answer.json, summary.md, log, trace, map.
 
-The question flow hands its result here once; this module writes the run's files into its
-artifact folder (:class:`geoask.run_artifacts.RunArtifacts`) and shows them as Prefect
-artifacts on the flow-run page: ``run-summary`` (markdown), ``run-trace`` (table, see
+The question flow hands its intent, each plan and its result here; this module writes the
+run's files into its artifact folder (:class:`geoask.run_artifacts.RunArtifacts`) and shows
+them as Prefect artifacts on the flow-run page: ``run-intent`` and ``run-plan`` (markdown; files
+``intent.json`` and ``plan-<n>.json``), ``run-summary`` (markdown), ``run-trace`` (table, see
 :mod:`geoask.run_trace`); the flow draws the ``answer-map`` (:mod:`geoask.answer_map`).
 """
 
@@ -11,8 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import BaseModel
+
 from geoask.execution_log import ExecutionLog
-from geoask.run_artifacts import RunArtifacts, publish_markdown
+from geoask.plan import Intent, IntentRejection, Plan
+from geoask.run_artifacts import RunArtifacts, code_block, publish_markdown
 from geoask.run_trace import publish_run_trace
 
 
@@ -58,3 +62,56 @@ def publish_run(store: RunArtifacts, log: ExecutionLog, result: dict[str, Any],
     publish_markdown("run-summary", summary, f"geoask run {run_id}")
     save_log(store, log)
     publish_run_trace(log, store)
+
+
+def publish_intent(store: RunArtifacts, intent: Intent | IntentRejection) -> None:
+    """Write the understood intent (or the rejection) as ``intent.json``; artifact ``run-intent``.
+
+    Raises:
+        ArtifactWriteError: the file could not be written.
+
+    """
+    url = store.write_json("intent.json", intent.model_dump(mode="json"))
+    if isinstance(intent, IntentRejection):
+        head = f"rejected as **{intent.rejection_type.value}**: {intent.message}"
+    else:
+        scope = intent.scope.model_dump(mode="json", exclude_none=True)
+        head = "\n".join([
+            f"- target: {intent.target}",
+            f"- places/periods: {json.dumps(scope, ensure_ascii=False)}",
+            f"- spatial relation: {_inline(intent.topology)}",
+            f"- operation: {intent.operation.value}",
+            *([f"- top k: {intent.top_k}"] if intent.top_k else []),
+        ])
+    publish_markdown("run-intent", f"# Intent\n\n{head}\n\n{_json_block(intent)}\n\n"
+                                   f"file: `{url}`", "the question as understood")
+
+
+def publish_plan(store: RunArtifacts, plan: Plan, number: int) -> None:
+    """Write plan ``number`` (1 = first) as ``plan-<number>.json``; artifact ``run-plan``.
+
+    A replan publishes again under the same key, so the UI keeps every plan in its history.
+
+    Raises:
+        ArtifactWriteError: the file could not be written.
+
+    """
+    url = store.write_json(f"plan-{number}.json", plan.model_dump(mode="json"))
+    steps = "\n".join(
+        f"{index}. **{step.id}** ({', '.join(step.tables) or 'inputs ' + ', '.join(step.inputs)}):"
+        f" {step.objective} -> {step.expected_output}"
+        for index, step in enumerate(plan.steps, start=1))
+    fields = ", ".join(plan.answer_fields) or "not fixed"
+    publish_markdown("run-plan", f"# Plan {number}\n\n{steps}\n\nanswer: "
+                                 f"{plan.answer_type.value} ({fields})\n\n"
+                                 f"{_json_block(plan)}\n\nfile: `{url}`",
+                     f"plan {number} of the run")
+
+
+def _inline(model: BaseModel) -> str:
+    return json.dumps(model.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+
+
+def _json_block(model: BaseModel) -> str:
+    return code_block(json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False),
+                      "json")

@@ -19,7 +19,7 @@ spec.loader.exec_module(import_graph)
 GRAPH = import_graph.import_graph()
 UPPER_ROOMS = ("agents", "tasks", "flows")
 # Entry points and the benchmark harness drive agents and flows; the rest of geoask is core.
-ENTRY_POINTS = ("geoask.cli", "geoask.ask_cli", "geoask.service.", "geoask.bench.")
+ENTRY_POINTS = ("geoask.cli", "geoask.ask_cli", "geoask.api", "geoask.service.", "geoask.bench.")
 
 
 def test_no_import_cycle():

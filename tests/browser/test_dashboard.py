@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.db, pytest.mark.sandbox]
 STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer"]
 ARTIFACT_KEYS = ["sql-1-sql", "sql-1-preview-incidents", "sql-1-file-incidents",
                  "python-1-script", "python-1-output", "run-summary", "answer-map",
-                 "run-trace"]
+                 "answer-map-html", "run-intent", "run-plan", "run-trace"]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -84,7 +84,9 @@ def test_dashboard_shows_the_run_its_stages_and_artifacts(served, api_run, page,
     shots["artifacts"] = tmp_path / "artifacts.png"
     page.screenshot(path=shots["artifacts"])
     trace_link = page.locator('a:has-text("run-trace")').first.get_attribute("href")
-    map_link = page.locator('a:has-text("answer-map")').first.get_attribute("href")
+    # exact: "answer-map-html" (the interactive map's link) also contains "answer-map"
+    map_link = page.locator("a", has=page.get_by_text("answer-map", exact=True)).first \
+        .get_attribute("href")
 
     page.goto(f"{served.dashboard_url}{trace_link}")  # tokens and timings per stage
     for text in ("prompt_tokens", "wall_ms", "python-1", "total"):

@@ -111,7 +111,7 @@ def test_prefect_artifacts_have_stable_keys(make_services):
 
 
 def test_cli_report_shows_answer_evidence_and_artifacts(make_services, reader):
-    from geoask.ask_cli import format_result
+    from geoask.result_view import result_text as format_result
 
     expected = BY_NAME["temporal_comparison"].expected(reader)
     result, services = run_case("temporal_comparison", make_services)

@@ -250,7 +250,7 @@ def test_bench_with_an_unusable_model_fails_before_running_anything(tmp_path, mo
 
 def test_report_of_a_rejected_question_names_no_route():
     from flows.answer_question import QuestionResult
-    from geoask.ask_cli import format_result
+    from geoask.result_view import result_text as format_result
 
     rejected = QuestionResult(status="rejected", message="not a question about the data",
                               run_id="r", artifact_folder="/runs/r")

@@ -1,4 +1,4 @@
-"""The answer map: scale-bar arithmetic, context choice, and a drawn PNG from GeoJSON files."""
+"""The answer maps: scale-bar arithmetic, and PNG + HTML drawn from a run's GeoJSON files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from geoask import answer_map
+from geoask import answer_features, answer_map
+from geoask.answer_features import AnswerFeatures
+from geoask.answers import FinalAnswer
 from geoask.run_artifacts import RunArtifacts
 from geoask.state import ArtifactRef
 
@@ -38,12 +40,6 @@ def test_scale_label(length_m, label):
     assert answer_map.scale_label(length_m) == label
 
 
-def test_geojson_urls_keeps_only_geojson():
-    refs = [ArtifactRef(name="incidents", url="/r/sql-1/incidents.geojson", format="geojson"),
-            ArtifactRef(name="result", url="/r/python-1/result.json", format="json")]
-    assert answer_map.geojson_urls(refs) == [("incidents", "/r/sql-1/incidents.geojson")]
-
-
 def feature_collection(features: list[tuple[dict, dict]]) -> str:
     return json.dumps({"type": "FeatureCollection", "features": [
         {"type": "Feature", "geometry": g, "properties": p} for g, p in features]})
@@ -55,40 +51,86 @@ def published(monkeypatch) -> list[tuple[str, str]]:
     calls: list[tuple[str, str]] = []
     monkeypatch.setattr("geoask.run_artifacts.publish_markdown",
                         lambda key, markdown, description="": calls.append((key, markdown)))
+    monkeypatch.setattr("geoask.run_artifacts.publish_link",
+                        lambda key, link, text, description="": calls.append((key, link)))
     return calls
 
 
-def test_publish_answer_map_draws_the_runs_points_and_lines(tmp_path: Path, published):
-    store = RunArtifacts(str(tmp_path), "run-1")
-    points = store.write_text("sql-1/incidents.geojson", feature_collection([
-        ({"type": "Point", "coordinates": [-72.93 + i * 0.002, 41.30 + i * 0.001]}, {"id": i})
-        for i in range(20)]))
-    roads = store.write_text("sql-1/interstates.geojson", feature_collection([
-        ({"type": "LineString", "coordinates": [[-72.96, 41.29], [-72.90, 41.32]]},
-         {"name": "I-95"})]))
-    refs = [ArtifactRef(name="incidents", url=points, format="geojson"),
-            ArtifactRef(name="interstates", url=roads, format="geojson")]
-    url = answer_map.publish_answer_map(store, refs, "Incidents near interstates")
-    assert url == store.url("map.png")
-    image = Image.open(io.BytesIO(Path(url).read_bytes()))
+RED = (214, 39, 40)  # ANSWER_COLOUR, also the first layer colour without an answer
+
+
+def colours(png: bytes) -> set[tuple[int, int, int]]:
+    image = Image.open(io.BytesIO(png))
     assert image.format == "PNG"
-    assert image.width > 400 and image.height > 300
-    colours = {c for _, c in image.convert("RGB").getcolors(maxcolors=1 << 20)}
-    assert (214, 39, 40) in colours  # the first result layer's red (#d62728) is drawn
-    assert published == [("answer-map", published[0][1])]
+    assert image.width > 400 and image.height > 150
+    return {c for _, c in image.convert("RGB").getcolors(maxcolors=1 << 20)}
+
+
+def airport_run(store: RunArtifacts) -> list[list[ArtifactRef]]:
+    """A run whose SQL step fetched 40 airports spread over 40 degrees, then a JSON step."""
+    airports = store.write_text("sql-1/airports.geojson", feature_collection([
+        ({"type": "Point", "coordinates": [-120.0 + i, 30.0 + (i % 7)]},
+         {"iata": f"A{i:02d}", "name": f"Airport {i}"}) for i in range(40)]))
+    result = store.write_text("python-1/result.json", "[]")
+    return [[ArtifactRef(name="airports", url=airports, format="geojson")],
+            [ArtifactRef(name="result", url=result, format="json")]]
+
+
+def test_the_answer_is_drawn_prominently_over_the_muted_context_and_zoomed_to(tmp_path: Path):
+    from geoask.answer_features import pick_answer, read_layers
+
+    store = RunArtifacts(str(tmp_path), "run-1")
+    refs = airport_run(store)
+    answer = FinalAnswer(answer_type="entity_list", summary="two",
+                         data_payload={"entities": [{"id": "A10"}, {"id": "A11"}]})
+    features = pick_answer(answer, read_layers([("airports", refs[0][0].url)]))
+    assert features.answer is not None and list(features.answer["iata"]) == ["A10", "A11"]
+    assert features.bounds() == (-110.0, 33.0, -109.0, 34.0)
+    styles = answer_features.layer_styles(features)
+    assert [(s.colour, s.answer) for _, s in styles] == [
+        (answer_features.CONTEXT_COLOURS[0], False), (answer_features.ANSWER_COLOUR, True)]
+    assert len(styles[0][0]) == 40 and len(styles[1][0]) == 2
+    view = answer_map.map_view(features.bounds())
+    xmin, ymin, xmax, ymax = view.limits
+    assert view.units_per_metre == 1.0  # a UTM zone for a 1-degree extent
+    assert 85_000 * 1.3 < xmax - xmin < 95_000 * 1.3  # ~91 km wide + 15 % a side
+    assert 105_000 * 1.3 < ymax - ymin < 115_000 * 1.3  # ~111 km high
+    assert RED in colours(answer_map.render_answer_map(features, "Two airports"))
+    plain = answer_features.layer_styles(AnswerFeatures(None, features.context))
+    assert [(s.colour, s.answer) for _, s in plain] == [(answer_features.LAYER_COLOURS[0], False)]
+    wide = answer_map.map_view(AnswerFeatures(None, features.context).bounds())
+    assert wide.crs == "EPSG:3857"  # 39 degrees wide: all airports, not the answer
+
+
+def test_publish_answer_maps_writes_png_and_html_and_their_artifacts(tmp_path: Path,
+                                                                     published):
+    store = RunArtifacts(str(tmp_path), "run-1")
+    answer = FinalAnswer(answer_type="ranked_list", summary="top 3", data_payload={
+        "items": [{"rank": r, "id": f"A{r:02d}", "value": float(r)} for r in (1, 2, 3)]})
+    maps = answer_map.publish_answer_maps(store, airport_run(store), answer, "Top airports")
+    assert maps is not None
+    assert maps.png == store.url("map.png") and maps.html == store.url("map.html")
+    assert RED in colours(Path(maps.png).read_bytes())
+    page = Path(maps.html).read_text(encoding="utf-8")
+    assert "Leaflet 1.9.4" in page and "<title>Top airports</title>" in page
+    assert "http://" not in page.replace("http://www.w3.org", "")  # nothing to fetch
+    assert [key for key, _ in published] == ["answer-map", "answer-map-html"]
     embedded = re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)", published[0][1])
-    assert embedded and base64.b64decode(embedded.group(1)) == Path(url).read_bytes()
+    assert embedded and base64.b64decode(embedded.group(1)) == Path(maps.png).read_bytes()
+    assert "answer id values matched 'iata' of airports" in published[0][1]
+    assert published[1][1] == maps.html
 
 
-def test_publish_answer_map_without_geometry_draws_nothing(tmp_path: Path, published):
+def test_publish_answer_maps_without_geometry_draws_nothing(tmp_path: Path, published):
     store = RunArtifacts(str(tmp_path), "run-2")
     result = store.write_text("python-1/result.json", "{}")
-    refs = [ArtifactRef(name="result", url=result, format="json")]
-    assert answer_map.publish_answer_map(store, refs, "q") is None
+    refs = [[ArtifactRef(name="result", url=result, format="json")]]
+    assert answer_map.publish_answer_maps(store, refs, None, "q") is None
     assert not (tmp_path / "run-2" / "map.png").exists()
+    assert not (tmp_path / "run-2" / "map.html").exists()
     assert published == []
 
 
 def test_render_answer_map_needs_a_layer():
     with pytest.raises(ValueError, match="at least one layer"):
-        answer_map.render_answer_map({}, "q")
+        answer_map.render_answer_map(AnswerFeatures(None, {}), "q")

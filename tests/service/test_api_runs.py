@@ -75,7 +75,8 @@ def test_flow_run_page_has_the_stages_and_artifacts(served, api_run):
     by_key = {a["key"]: a for a in artifacts if a["key"]}
     for key in ("sql-1-sql", "sql-1-preview-incidents", "sql-1-preview-interstates",
                 "sql-1-file-incidents", "python-1-script", "python-1-output", "run-summary",
-                "answer-map", "run-trace", "run-execution-log"):
+                "answer-map", "answer-map-html", "run-intent", "run-plan", "run-trace",
+                "run-execution-log"):
         assert key in by_key, sorted(by_key)
     assert by_key["sql-1-preview-incidents"]["type"] == "table"
     assert "ST_DWITHIN" not in by_key["sql-1-sql"]["data"].upper()  # FULL: no spatial SQL
@@ -92,6 +93,13 @@ def test_flow_run_page_has_the_stages_and_artifacts(served, api_run):
     folder = Path(api_run.artifact_folder)
     assert folder.is_relative_to(served.artifacts)
     assert (folder / "map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert by_key["answer-map-html"]["type"] == "markdown"  # a link artifact
+    assert str(folder / "map.html") in by_key["answer-map-html"]["data"]
+    assert "Leaflet 1.9.4" in (folder / "map.html").read_text(encoding="utf-8")
+    assert json.loads((folder / "plan-1.json").read_text())["steps"][0]["id"] == "sql-1"
+    assert "# Plan 1" in by_key["run-plan"]["data"] and "sql-1" in by_key["run-plan"]["data"]
+    assert "# Intent" in by_key["run-intent"]["data"]
+    assert json.loads((folder / "intent.json").read_text())["operation"]
 
 
 def test_ask_via_api_cli_prints_the_answer(served, api_run):

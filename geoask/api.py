@@ -1,0 +1,90 @@
+"""The Python API: ``from geoask import ask``; the same run as ``geoask ask``.
+
+>>> from geoask import ask                                         # doctest: +SKIP
+>>> result = ask("How many airports are in Texas?", model="reference")  # doctest: +SKIP
+>>> result.status, result.answer.data_payload                      # doctest: +SKIP
+('answered', {'value': ..., 'unit': 'count'})
+
+:func:`ask` builds the run's services through the composition root
+(:func:`geoask.composition.model_provider` and ``tasks.services.open_services``, the one
+assembly the CLI uses too) and runs the ``answer-question`` flow in this process, or, with
+``via_api=True``, as the served deployment. The result is the flow's ``QuestionResult``
+(status, answer with ``answer_type``/``data_payload``, message, evidence, run id, artifact
+folder, map files); in a notebook it shows as a table with the answer map inline
+(:func:`geoask.result_view.result_html`), in a terminal as ``geoask ask`` prints it. Importing
+this module is cheap: Prefect, geopandas and the agents are imported on the first call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flows.answer_question import QuestionResult
+    from tasks.services import QuestionServices
+
+
+def ask(question: str, *, model: str | None = None, variant: str | None = None,
+        via_api: bool = False) -> QuestionResult:
+    """Answer ``question`` about the database through the whole pipeline.
+
+    Args:
+        question: the natural-language question.
+        model: a model for every agent (``openai:gpt-4o``, ``openai-compatible:<name>``,
+            ``reference`` for the offline replay of the benchmark's programs); None:
+            ``GEOASK_MODEL`` and the per-role overrides.
+        variant: FULL, POSTGIS, NO_STCA, NO_PLANNER or BASE; None: ``GEOASK_VARIANT``.
+        via_api: run the ``answer-question`` deployment of a running ``geoask server``
+            (``GEOASK_SERVER_API_URL``) instead of in this process.
+
+    Returns:
+        The ``QuestionResult``: ``status`` answered/rejected/failed; ``answer`` (answer_type,
+        data_payload, summary) when answered; ``run_id``, ``artifact_folder`` and ``maps``
+        (URLs of ``map.png``/``map.html``).
+
+    Raises:
+        ConfigurationError: the question is empty or not text, the variant is unknown, or no
+            model is configured (the message says what to set).
+        GeoaskError: the run could not start or ended for good (database unreachable, model
+            endpoint down, ...; see ``flows.answer_question.answer_question``).
+
+    """
+    from geoask.errors import ConfigurationError
+    from geoask.variants import parse_variant
+
+    if not isinstance(question, str) or not question.strip():
+        raise ConfigurationError("the question is empty; ask something about the data")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigurationError("the question is not valid UTF-8 text") from None
+    if variant:
+        parse_variant(variant)  # an unknown variant fails before any work
+    if via_api:
+        from geoask.service.client import ask_via_api
+
+        result: QuestionResult = ask_via_api(question, variant=variant, model=model)
+        return result
+    from flows.answer_question import answer_question
+
+    return answer_question(question, variant=variant, model=model,
+                           services=open_question_services(variant, model))
+
+
+def open_question_services(variant: str | None, model: str | None) -> QuestionServices:
+    """The run's services from settings, built before Prefect starts (so errors come fast).
+
+    Raises:
+        ConfigurationError: no model for some agent, or one that cannot be built (unknown
+            provider, missing key or endpoint); the message says what to set.
+        CatalogError, RetrievalError, SandboxError: another part cannot be set up.
+
+    """
+    from geoask.composition import model_provider
+    from geoask.settings import get_settings
+    from geoask.variants import parse_variant
+    from tasks.services import open_services
+
+    settings = get_settings()
+    return open_services(settings, parse_variant(variant or settings.variant),
+                         model_provider(settings, model))
