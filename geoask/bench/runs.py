@@ -2,8 +2,10 @@
 
 A case run is persisted as ``<out>/runs/<model>/<variant>/repeat-<k>/<case id>.json`` (a
 :class:`CaseRun`) as soon as it finishes, so an interrupted benchmark resumes with only the
-runs that have no file yet (:func:`pending_runs`). Scoring goes through :func:`score_run`
-(``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a case and write the
+runs that have no file yet, or whose run ended on an infrastructure failure (database,
+model endpoint, sandbox or Prefect API down: ``CaseRun.infrastructure``), which are kept in
+the report as ``infrastructure`` until redone (:func:`pending_runs`). Scoring goes through
+:func:`score_run` (``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a case and write the
 report are thin shells in ``tasks/benchmark.py``.
 """
 
@@ -42,6 +44,9 @@ class CaseRun(BaseModel):
         time_s: wall time of the question run (s), Prefect orchestration included.
         log: the run's execution log (``execution_log.json``); None when it never started.
         artifact_folder: the run's artifact folder; flow_run_id: its Prefect flow run.
+        infrastructure: the run ended on an infrastructure failure
+            (``geoask.retry.is_infrastructure_failure``): scored with root cause
+            ``infrastructure`` and run again when the benchmark resumes.
 
     """
 
@@ -57,6 +62,7 @@ class CaseRun(BaseModel):
     log: dict[str, Any] | None = None
     artifact_folder: str = ""
     flow_run_id: str | None = None
+    infrastructure: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,8 +137,20 @@ def run_keys(model: str, variants: Sequence[Variant], repeat: int,
 
 
 def pending_runs(keys: Iterable[RunKey], out_dir: Path) -> list[RunKey]:
-    """The runs without a persisted result under ``out_dir`` (what a resumed run still does)."""
-    return [key for key in keys if not key.path(out_dir).is_file()]
+    """The runs a resumed benchmark still does: not persisted, or ended on infrastructure.
+
+    A persisted file that cannot be read counts as not persisted (it is written again).
+    """
+    return [key for key in keys if not _finished(key, out_dir)]
+
+
+def _finished(key: RunKey, out_dir: Path) -> bool:
+    if not key.path(out_dir).is_file():
+        return False
+    try:
+        return not read_run(key, out_dir).infrastructure
+    except BenchmarkCaseError:
+        return False
 
 
 def read_run(key: RunKey, out_dir: Path) -> CaseRun:
@@ -160,6 +178,17 @@ def save_run(run: CaseRun, out_dir: Path) -> Path:
     return path
 
 
+def infrastructure_run(key: RunKey, error: BaseException) -> CaseRun:
+    """The record of a question whose task never ran (Prefect's API failed every time).
+
+    Status ``error``, flagged ``infrastructure`` (so it is scored as such and redone on
+    resume), with the error as the message.
+    """
+    return CaseRun(case_id=key.case_id, variant=key.variant, repeat=key.repeat, model=key.model,
+                   status="error", message=f"{type(error).__name__}: {error}", time_s=0.0,
+                   infrastructure=True)
+
+
 _SHARED: dict[tuple[str, str | None], RunParts] = {}
 
 
@@ -184,4 +213,4 @@ def score_run(case: BenchmarkCase, run: CaseRun) -> CaseScore:
     answer = FinalAnswer.model_validate(run.answer) if run.answer else None
     log = ExecutionLog.model_validate(run.log) if run.log else None
     return score_case(case, answer, log, variant=run.variant, repeat=run.repeat,
-                      time_s=run.time_s)
+                      time_s=run.time_s, infrastructure=run.infrastructure)
