@@ -5,8 +5,8 @@ A case run is persisted as ``<out>/runs/<model>/<variant>/repeat-<k>/<case id>.j
 runs that have no file yet, or whose run ended on an infrastructure failure (database,
 model endpoint, sandbox or Prefect API down: ``CaseRun.infrastructure``), which are kept in
 the report as ``infrastructure`` until redone (:func:`pending_runs`). Scoring goes through
-:func:`score_run` (``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a case and write the
-report are thin shells in ``tasks/benchmark.py``.
+:func:`score_run` (``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a
+case and write the report are thin shells in ``tasks/benchmark.py``.
 """
 
 from __future__ import annotations

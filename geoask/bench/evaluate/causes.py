@@ -119,10 +119,10 @@ def root_cause(
     A run that ended on an infrastructure failure (``infrastructure``: the database, model
     endpoint, sandbox or Prefect API failed; ``geoask.retry.is_infrastructure_failure``)
     is blamed on that. Else in trace order: an answerable question rejected as out of scope
-    is an intent error; a run that chose the wrong channel (sandbox or not) is a planning/routing error; a run without
-    an answer is blamed on its last failure; a wrong answer whose evidence was right
-    (``evidence_matches``, when the caller could check it) is an answer-projection error;
-    otherwise :func:`wrong_answer_cause`.
+    is an intent error; a run that chose the wrong channel (sandbox or not) is a
+    planning/routing error; a run without an answer is blamed on its last failure; a wrong
+    answer whose evidence was right (``evidence_matches``, when the caller could check it) is
+    an answer-projection error; otherwise :func:`wrong_answer_cause`.
     """
     if verdict.matches:
         return None
