@@ -140,8 +140,8 @@ def run_benchmark(
                 listener(finished, len(keys), run)
         if not crashed:
             break
-    for key, error in crashed.items():  # kept as infrastructure failures, redone on resume
-        save_run(infrastructure_run(key, error), folder)
+    for key, failure in crashed.items():  # kept as infrastructure failures, redone on resume
+        save_run(infrastructure_run(key, failure), folder)
     meta = {"model": model, "variant": variant, "cases": len(cases), "repeat": repeat,
             "catalog": str(target.catalog or settings.catalog_path),
             "database": target.database,

@@ -6,7 +6,8 @@ whole result as JSON). Exit codes:
 - 0: answered;
 - 1: geoask could not run (configuration, database, model endpoint; the message says what to do);
 - 3: the question was rejected as out of scope (chit-chat, unsafe, not answerable from the data);
-- 4: no answer: a recovery bound was exhausted; the message says what was tried.
+- 4: no answer: a recovery bound was exhausted; the message says what was tried;
+- 130/143: stopped by SIGINT/SIGTERM (one line says so; nothing is recorded).
 """
 
 from __future__ import annotations
@@ -66,13 +67,20 @@ def ask(
             parse_variant(variant)
         except ConfigurationError as error:
             raise typer.BadParameter(str(error), param_hint="--variant") from None
+    from geoask.interrupt import run_until_stopped
+
     if via_api:
         from geoask.service.client import ask_via_api
 
-        result = ask_via_api(question, variant=variant, model=model)
+        result = run_until_stopped(
+            lambda: ask_via_api(question, variant=variant, model=model),
+            lambda: "stopped waiting; the flow run on the server is not cancelled")
     else:
-        result = answer_question(question, variant=variant, model=model,
-                                 services=open_question_services(variant, model))
+        services = open_question_services(variant, model)
+        result = run_until_stopped(
+            lambda: answer_question(question, variant=variant, model=model, services=services),
+            lambda: f"the question was not finished and nothing was recorded (partial "
+                    f"artifacts: {services.store.folder})")
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

@@ -71,7 +71,7 @@ def run_until_stopped(work: Callable[[], T], kept: Callable[[], str]) -> T:
             signal.signal(signum, handler)
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]  # type: ignore[no-any-return]
+    return outcome["value"]
 
 
 def _handler(kept: Callable[[], str]) -> Callable[[int, Any], None]:
@@ -115,4 +115,5 @@ def _write(text: str) -> None:
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     if text:
-        os.write(2, text.encode("utf-8", "replace"))
+        show_cursor = "\x1b[?25h" if sys.stderr.isatty() else ""  # a progress bar hid it
+        os.write(2, (show_cursor + text).encode("utf-8", "replace"))
