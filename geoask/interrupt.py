@@ -48,10 +48,14 @@ def run_until_stopped(work: Callable[[], T], kept: Callable[[], str]) -> T:
         kept: called on a stop; a short sentence saying what was kept and how to go on
             (e.g. ``"7 of 20 questions finished and kept under out/runs; rerun to resume"``).
 
+    Called outside the main thread (which alone receives signals) it just runs ``work()``.
+
     Raises:
         Exception: whatever ``work`` raised, re-raised in the calling (main) thread.
 
     """
+    if threading.current_thread() is not threading.main_thread():
+        return work()  # signals reach only the main thread: nothing to stop cleanly here
     outcome: dict[str, Any] = {}
 
     def target() -> None:
