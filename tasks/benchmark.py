@@ -20,8 +20,6 @@ from geoask.bench.loader import CaseTarget
 from geoask.bench.model import BenchmarkCase
 from geoask.bench.runs import CaseRun, RunKey, read_run, save_run, score_run, shared_parts
 from geoask.composition import model_provider, settings_for_target
-from geoask.errors import QuestionInterruptedError
-from geoask.interrupt import stop_requested
 from geoask.retry import is_infrastructure_failure, is_orchestration_error
 from geoask.settings import Settings, get_settings
 from geoask.variants import parse_variant
@@ -85,13 +83,10 @@ def answer_case(case: BenchmarkCase, key: RunKey, out_dir: str,
                 target: CaseTarget | None = None) -> CaseRun:
     """Answer one benchmark question (on its case file's catalog/database) and persist the run.
 
-    After SIGINT/SIGTERM (:func:`geoask.interrupt.stop_requested`) the run is not persisted:
-    a question interrupted mid-run is not finished, and a rerun does it.
+    After SIGINT/SIGTERM the run is not persisted (:func:`geoask.bench.runs.save_run`).
     """
     settings = settings_for_target(get_settings(), target or CaseTarget())
     run = run_case(case, key, settings, _services_factory)
-    if stop_requested():
-        raise QuestionInterruptedError(f"{key.case_id} was interrupted; it is not recorded")
     save_run(run, Path(out_dir))
     return run
 

@@ -25,8 +25,9 @@ from geoask.bench.evaluate import CaseScore, score_case
 from geoask.bench.loader import DEFAULT_CASES_DIR, CaseTarget, load_cases, run_target
 from geoask.bench.model import BenchmarkCase
 from geoask.composition import RunParts, open_parts
-from geoask.errors import BenchmarkCaseError, ConfigurationError
+from geoask.errors import BenchmarkCaseError, ConfigurationError, QuestionInterruptedError
 from geoask.execution_log import ExecutionLog
+from geoask.interrupt import stop_requested
 from geoask.settings import Settings
 from geoask.variants import Variant, parse_variant
 
@@ -169,7 +170,16 @@ def read_run(key: RunKey, out_dir: Path) -> CaseRun:
 
 
 def save_run(run: CaseRun, out_dir: Path) -> Path:
-    """Persist ``run`` atomically (write a temporary file, then rename)."""
+    """Persist ``run`` atomically (write a temporary file, then rename).
+
+    Raises:
+        QuestionInterruptedError: SIGINT/SIGTERM asked the process to stop
+            (:func:`geoask.interrupt.stop_requested`): a run ending after that was cut
+            short, so it is not finished and is not persisted (a rerun does it).
+
+    """
+    if stop_requested():
+        raise QuestionInterruptedError(f"{run.case_id} was interrupted; it is not recorded")
     path = RunKey(run.model, run.variant, run.repeat, run.case_id).path(out_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".tmp-{os.getpid()}-{threading.get_ident()}")
