@@ -11,6 +11,7 @@ case and write the report are thin shells in ``tasks/benchmark.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -219,8 +220,12 @@ def shared_parts(settings: Settings) -> RunParts:
 
 
 def score_run(case: BenchmarkCase, run: CaseRun) -> CaseScore:
-    """The evaluator's score of one persisted run."""
+    """The evaluator's score of one persisted run.
+
+    An infrastructure failure's ``reason`` is the run's error message (what was down).
+    """
     answer = FinalAnswer.model_validate(run.answer) if run.answer else None
     log = ExecutionLog.model_validate(run.log) if run.log else None
-    return score_case(case, answer, log, variant=run.variant, repeat=run.repeat,
-                      time_s=run.time_s, infrastructure=run.infrastructure)
+    score = score_case(case, answer, log, variant=run.variant, repeat=run.repeat,
+                       time_s=run.time_s, infrastructure=run.infrastructure)
+    return dataclasses.replace(score, reason=run.message) if run.infrastructure else score

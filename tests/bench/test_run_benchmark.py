@@ -272,6 +272,7 @@ def test_database_down_mid_run_is_infrastructure_and_redone_on_resume(
     down = [i for i in ids if not scores[i]["ssa"]]
     assert len(answered) == 1 and len(down) == 3
     assert {scores[i]["root_cause"] for i in down} == {"infrastructure"}
+    assert all("could not connect to the database" in scores[i]["reason"] for i in down)
     assert first["meta"]["infrastructure_failures"] == 3
     assert overall(first)["root_causes"] == {"infrastructure": 3}
     kept = RunKey("reference", "FULL", 0, answered[0]).path(out)
