@@ -3,7 +3,9 @@
 Run ``geoask bench [--model M] [--variant V|all] [--tasks-file F] [--limit N] [--repeat K]
 [--out DIR] [--fresh] [--via-api]`` to answer every case through the question flow
 (``flows/run_benchmark.py``; finished questions are kept under ``--out`` so a rerun resumes)
-and print the report; ``geoask bench showcase`` prints three answered questions with their
+and print the report (questions that failed on infrastructure are redone by the next run);
+SIGINT/SIGTERM stop it within seconds, keeping the finished questions (exit 130/143, one
+line says what was kept); ``geoask bench showcase`` prints three answered questions with their
 evidence trails.
 Run ``geoask bench verify [--cases|--tasks-file F] [--only ID ...]`` to recompute every case's
 reference program (SQL guard + read-only executor + sandbox, for real) and its independent
