@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import psycopg
 from prefect import flow
 from pydantic import BaseModel, Field
 
@@ -143,19 +142,14 @@ def answer_question(
 def user_error(error: Exception) -> GeoaskError | None:
     """The user-facing error for a failure that ended the run (None: a bug, re-raised as is).
 
-    A transient model or database failure that outlived Prefect's retries becomes a
-    ``ModelCallError``/``DatabaseError`` saying what to do.
+    A dropped database connection that outlived Prefect's retries becomes a
+    ``DatabaseError`` saying what to do (model failures already arrive as ``ModelCallError``).
     """
     if isinstance(error, GeoaskError):
         return error
-    if isinstance(error, psycopg.OperationalError):
+    if is_transient(error):
         return DatabaseError(f"the database connection failed after retries ({error}); check "
                              "that it is running (`geoask db status`) or GEOASK_DATABASE_URL")
-    if is_transient(error):
-        from geoask.llm import model_call_error
-
-        translated: GeoaskError = model_call_error(error, "model")
-        return translated
     return None
 
 

@@ -7,7 +7,9 @@ UI, named ``<case id>-<variant>-r<repeat>``) and persists the run under ``<out>/
 task runner is a ``ThreadPoolTaskRunner`` (``GEOASK_BENCH_CONCURRENCY`` threads) or, with
 ``GEOASK_BENCH_TASK_RUNNER=dask``, prefect-dask's ``DaskTaskRunner``. Runs already persisted
 are not redone, so an interrupted benchmark resumes; a question whose task could not even run
-(a Prefect API error such as 503) is resubmitted up to twice, then listed as not run. The
+(a Prefect API error such as 503) is resubmitted up to twice, then saved as an
+``infrastructure`` failure. Runs that ended on an infrastructure failure (database, model
+endpoint, sandbox, Prefect API) are scored with that root cause and redone on resume. The
 report (SSA with a bootstrap 95% interval over repeats, FEPSR, routing, time, tokens, per
 difficulty and category; ``geoask.bench.metrics``/``geoask.bench.report``) is written as
 report.json, report.md, report.csv, scores.csv and ssa_by_difficulty.png under ``<out>`` and
@@ -26,7 +28,16 @@ from prefect import flow, get_run_logger
 from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from geoask.bench.runs import CaseRun, load_benchmark_run, parse_variants, pending_runs, run_keys
+from geoask.bench.runs import (
+    CaseRun,
+    RunKey,
+    infrastructure_run,
+    load_benchmark_run,
+    parse_variants,
+    pending_runs,
+    run_keys,
+    save_run,
+)
 from geoask.served_models import check_served_model, in_deployment_run
 from geoask.settings import Settings, get_settings
 from tasks.benchmark import answer_case, report_benchmark
@@ -111,32 +122,32 @@ def run_benchmark(
     finished = len(keys) - len(todo)
     for listener in _listeners:
         listener(finished, len(keys), None)
-    crashed = todo
+    crashed: dict[RunKey, BaseException] = dict.fromkeys(todo, RuntimeError("not run"))
     for _attempt in range(1 + ORCHESTRATION_RETRIES):
         futures = {answer_case.submit(by_id[key.case_id], key, str(folder), target): key
                    for key in crashed}
-        crashed = []
+        crashed = {}
         for future in as_completed(list(futures)):
             try:
                 run = future.result()
             except Exception as error:  # orchestration failed (e.g. API 503): try again
                 get_run_logger().warning("question %s did not run (%s); it is tried again",
                                          futures[future].case_id, error)
-                crashed.append(futures[future])
+                crashed[futures[future]] = error
                 continue
             finished += 1
             for listener in _listeners:
                 listener(finished, len(keys), run)
         if not crashed:
             break
+    for key, failure in crashed.items():  # kept as infrastructure failures, redone on resume
+        save_run(infrastructure_run(key, failure), folder)
     meta = {"model": model, "variant": variant, "cases": len(cases), "repeat": repeat,
             "catalog": str(target.catalog or settings.catalog_path),
             "database": target.database,
-            "ran": len(todo) - len(crashed), "resumed": len(keys) - len(todo),
-            "not_run": [key.case_id for key in crashed], "out_dir": str(folder),
+            "ran": len(todo), "resumed": len(keys) - len(todo), "out_dir": str(folder),
             "wall_time_s": time.perf_counter() - started}
-    done = [key for key in keys if key not in crashed]
-    return report_benchmark(cases, done, str(folder), meta)
+    return report_benchmark(cases, keys, str(folder), meta)
 
 
 def benchmark_flow(settings: Settings | None = None) -> Any:

@@ -6,7 +6,8 @@ whole result as JSON). Exit codes:
 - 0: answered;
 - 1: geoask could not run (configuration, database, model endpoint; the message says what to do);
 - 3: the question was rejected as out of scope (chit-chat, unsafe, not answerable from the data);
-- 4: no answer: a recovery bound was exhausted; the message says what was tried.
+- 4: no answer: a recovery bound was exhausted; the message says what was tried;
+- 130/143: stopped by SIGINT/SIGTERM (one line says so; nothing is recorded).
 """
 
 from __future__ import annotations
@@ -63,7 +64,13 @@ def ask(
             parse_variant(variant)
         except ConfigurationError as error:
             raise typer.BadParameter(str(error), param_hint="--variant") from None
-    result = ask_question(question, model=model, variant=variant, via_api=via_api)
+    from geoask.interrupt import run_until_stopped
+
+    result = run_until_stopped(
+        lambda: ask_question(question, model=model, variant=variant, via_api=via_api),
+        lambda: "stopped waiting; the flow run on the server is not cancelled" if via_api
+        else "the question was not finished and nothing was recorded (its partial artifacts "
+             "stay in the run's artifact folder)")
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

@@ -173,5 +173,9 @@ class AgentOutputError(ModelCallError):
     """An agent's output kept breaking its rules until the output retry budget ran out."""
 
 
+class QuestionInterruptedError(GeoaskError):
+    """A question run was stopped by SIGINT/SIGTERM before it finished (it is not recorded)."""
+
+
 class ServiceError(GeoaskError):
     """The Prefect server could not be started or reached, or a run through its API failed."""

@@ -23,6 +23,7 @@ local tokenizer where a backend reports none.
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -196,16 +197,27 @@ def is_transient_model_error(error: BaseException) -> bool:
     return False
 
 
-def model_call_error(error: BaseException, role: str) -> ModelCallError:
+def model_call_error(error: BaseException, role: str,
+                     endpoint: str | None = None) -> ModelCallError:
     """Translate an exception raised by an agent run into a user-readable :class:`ModelCallError`.
 
     Returns an :class:`AgentOutputError` when the output retry budget ran out, a transient
     :class:`ModelCallError` for 429/5xx/timeouts/connection failures (after the SDK's own
     retries), and a non-transient one otherwise (authentication, unknown model, malformed
-    response). A :class:`ModelCallError` is returned unchanged.
+    response). A :class:`ModelCallError` is returned unchanged. A failed connection names
+    ``endpoint`` (the model's base URL, when known) and its real cause: a refused connection,
+    a host name DNS cannot resolve, a timeout (:func:`connection_failure`).
     """
     if isinstance(error, ModelCallError):
         return error
+    where = f"model endpoint {endpoint.rstrip('/')}" if endpoint else "the model endpoint"
+    cause = (connection_failure(error) or "did not answer in time"
+             if isinstance(error, ai_errors.ModelTimeoutError)
+             else connection_failure(error)
+             if isinstance(error, ai_errors.ModelConnectionError) else None)
+    if cause is not None:
+        return ModelCallError(role, f"{where} {cause}; start the model server or correct "
+                              "GEOASK_OPENAI_BASE_URL / GEOASK_MODEL", transient=True)
     detail = _first_line(str(error))
     if (isinstance(error, ai_errors.UnexpectedModelBehavior)
             and detail.lower().startswith("exceeded maximum")):
@@ -220,7 +232,8 @@ def model_call_error(error: BaseException, role: str) -> ModelCallError:
         return ModelCallError(role, f"the endpoint does not know this model ({detail}); check "
                               "GEOASK_MODEL / GEOASK_MODEL_<ROLE>")
     if is_transient_model_error(error):
-        return ModelCallError(role, f"the model endpoint is unavailable after retries ({detail}); "
+        answered = f"answered HTTP {status}" if status else "is unavailable"
+        return ModelCallError(role, f"{where} {answered} after retries ({detail}); "
                               "try again later or raise GEOASK_MODEL_MAX_RETRIES",
                               transient=True)
     if isinstance(error, ai_errors.UnexpectedModelBehavior | ai_errors.ModelAPIError):
@@ -228,6 +241,38 @@ def model_call_error(error: BaseException, role: str) -> ModelCallError:
                               f"({detail}); check that GEOASK_OPENAI_BASE_URL points at a "
                               "chat-completions API that supports tool calls")
     return ModelCallError(role, f"the model call failed: {type(error).__name__}: {detail}")
+
+
+def connection_failure(error: BaseException) -> str | None:
+    """What went wrong with a failed connection, read from the chain of ``error``'s causes.
+
+    ``refused the connection`` (nothing listens on that port), ``host name could not be
+    resolved (DNS: ...)``, ``did not answer in time`` (a timeout); else the innermost
+    cause's message; None when nothing in the chain is an ``OSError``.
+
+    >>> cause = ConnectionRefusedError(111, "Connect call failed")
+    >>> wrapper = RuntimeError("Connection error.")
+    >>> wrapper.__cause__ = cause
+    >>> connection_failure(wrapper)
+    'refused the connection'
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    innermost: OSError | None = None
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "refused the connection"
+        if isinstance(current, socket.gaierror):
+            return f"host name could not be resolved (DNS: {current.strerror or current})"
+        if isinstance(current, TimeoutError):
+            return "did not answer in time"
+        if isinstance(current, OSError):
+            innermost = current
+        current = current.__cause__ or current.__context__
+    if innermost is None:
+        return None
+    return f"could not be reached ({_first_line(str(innermost))})"
 
 
 def _first_line(text: str, limit: int = 300) -> str:
@@ -319,6 +364,7 @@ __all__ = [
     "ROLES",
     "ModelProvider",
     "TokenUsage",
+    "connection_failure",
     "is_transient_model_error",
     "model_call_error",
     "model_for",

@@ -17,7 +17,6 @@ from pydantic_ai import Agent
 from geoask.errors import GeoaskError
 from geoask.execution_log import ExecutionRecorder, ModelCall
 from geoask.llm import ModelProvider, model_call_error, token_usage
-from geoask.retry import is_transient
 
 DepsT = TypeVar("DepsT")
 OutputT = TypeVar("OutputT")
@@ -36,7 +35,6 @@ def call_agent(
         ValueError: ``agent`` has no name (the role that picks its model).
         GeoaskError: the model is not configured or the call failed for good (a
             ``ModelCallError``/``AgentOutputError`` from ``geoask.llm``).
-        Exception: a transient model error, unchanged, for Prefect to retry.
 
     """
     role = agent.name
@@ -50,9 +48,9 @@ def call_agent(
         elapsed = (time.perf_counter() - begin) * 1000
         recorder.model_call(ModelCall(role=role, stage=stage, duration_ms=elapsed,
                                       status="error", error=f"{type(error).__name__}: {error}"))
-        if is_transient(error) or isinstance(error, GeoaskError):
+        if isinstance(error, GeoaskError):
             raise
-        raise model_call_error(error, role) from error
+        raise model_call_error(error, role, getattr(model, "base_url", None)) from error
     elapsed = (time.perf_counter() - begin) * 1000
     usage = token_usage(result.all_messages())
     recorder.model_call(ModelCall(

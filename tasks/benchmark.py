@@ -20,6 +20,7 @@ from geoask.bench.loader import CaseTarget
 from geoask.bench.model import BenchmarkCase
 from geoask.bench.runs import CaseRun, RunKey, read_run, save_run, score_run, shared_parts
 from geoask.composition import model_provider, settings_for_target
+from geoask.retry import is_infrastructure_failure, is_orchestration_error
 from geoask.settings import Settings, get_settings
 from geoask.variants import parse_variant
 
@@ -37,8 +38,11 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
     """Answer ``case`` through the ``answer-question`` flow (a subflow run named after the key).
 
     Any failure of the run is recorded as status ``error`` with the exception's type and
-    message (a benchmark result, not a crash of the benchmark) - except a failure of Prefect's
-    API (:func:`is_orchestration_error`), which is raised so the question is run again.
+    message (a benchmark result, not a crash of the benchmark), flagged ``infrastructure``
+    when the database, model endpoint, sandbox or Prefect API failed
+    (:func:`geoask.retry.is_infrastructure_failure`) - except a failure of Prefect's API
+    (:func:`geoask.retry.is_orchestration_error`), which is raised so the question is run
+    again at once.
     ``services_factory(settings, variant, models)`` replaces the production services (tests).
     """
     from flows.answer_question import answer_question
@@ -61,6 +65,7 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
             raise  # Prefect's API failed, not the pipeline: the flow runs the question again
         return CaseRun(case_id=case.id, variant=key.variant, repeat=key.repeat, model=key.model,
                        status="error", message=f"{type(error).__name__}: {error}",
+                       infrastructure=is_infrastructure_failure(error),
                        time_s=time.perf_counter() - begin,
                        log=services.recorder.log.to_json_dict() if services else None,
                        artifact_folder=services.store.folder if services else "")
@@ -73,22 +78,13 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
         flow_run_id=result.flow_run_id)
 
 
-def is_orchestration_error(error: BaseException) -> bool:
-    """True for a failure of the Prefect API rather than of the question's pipeline.
-
-    That is an HTTP error status from the API (an overloaded server's 503) or a dropped
-    connection.
-    """
-    import httpx
-    from prefect.exceptions import PrefectHTTPStatusError
-
-    return isinstance(error, PrefectHTTPStatusError | httpx.TransportError)
-
-
 @task(name="benchmark-case", task_run_name="{key.case_id}-{key.variant}-r{key.repeat}", **_TASK)
 def answer_case(case: BenchmarkCase, key: RunKey, out_dir: str,
                 target: CaseTarget | None = None) -> CaseRun:
-    """Answer one benchmark question (on its case file's catalog/database) and persist the run."""
+    """Answer one benchmark question (on its case file's catalog/database) and persist the run.
+
+    After SIGINT/SIGTERM the run is not persisted (:func:`geoask.bench.runs.save_run`).
+    """
     settings = settings_for_target(get_settings(), target or CaseTarget())
     run = run_case(case, key, settings, _services_factory)
     save_run(run, Path(out_dir))
@@ -113,6 +109,7 @@ def report_benchmark(cases: list[BenchmarkCase], keys: list[RunKey], out_dir: st
                      meta: dict[str, Any]) -> dict[str, Any]:
     """Score every run, write the report files and publish the Prefect artifacts.
 
+    ``meta`` gains ``infrastructure_failures``: runs that a rerun will redo.
     Returns the report as JSON data (``geoask.bench.metrics.BenchmarkReport.to_dict``) plus
     ``markdown`` (the rendered report) and ``files`` (where each report file was written).
     """
@@ -122,7 +119,9 @@ def report_benchmark(cases: list[BenchmarkCase], keys: list[RunKey], out_dir: st
 
     by_id = {case.id: case for case in cases}
     folder = Path(out_dir)
-    scores = [score_run(by_id[key.case_id], read_run(key, folder)) for key in keys]
+    runs = [read_run(key, folder) for key in keys]
+    scores = [score_run(by_id[run.case_id], run) for run in runs]
+    meta = {**meta, "infrastructure_failures": sum(run.infrastructure for run in runs)}
     report = summarize(scores, cases, resamples=get_settings().bench_bootstrap_samples,
                        meta=meta)
     files = write_report(report, folder)

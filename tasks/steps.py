@@ -33,6 +33,7 @@ from geoask.plan import (
     PlanStep,
 )
 from geoask.retrieval.retriever import SchemaSubset
+from geoask.retry import is_infrastructure_failure
 from geoask.run_artifacts import (
     artifact_key,
     code_block,
@@ -86,6 +87,8 @@ def run_sql_step(
             draft = call_agent(sql_agent, deps, sql_prompt(deps), models=services.models,
                                recorder=services.recorder, stage=step_id)
         except GeoaskError as error:
+            if is_infrastructure_failure(error):
+                raise  # the endpoint is down: no other attempt of the agent can help
             return _failed("agent", str(error))
         if isinstance(draft, SqlRefusal):
             return _failed("refusal", f"the SQL agent refused: {draft.reason}")
@@ -125,6 +128,8 @@ def run_python_step(
                                 models=services.models, recorder=services.recorder,
                                 stage=step_id)
         except GeoaskError as error:
+            if is_infrastructure_failure(error):
+                raise  # the endpoint is down: no other attempt of the agent can help
             return _failed("agent", str(error))
         if isinstance(output, ComputeRefusal):
             kind = "missing_field" if output.missing_fields else "refusal"

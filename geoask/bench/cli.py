@@ -3,7 +3,9 @@
 Run ``geoask bench [--model M] [--variant V|all] [--tasks-file F] [--limit N] [--repeat K]
 [--out DIR] [--fresh] [--via-api]`` to answer every case through the question flow
 (``flows/run_benchmark.py``; finished questions are kept under ``--out`` so a rerun resumes)
-and print the report; ``geoask bench showcase`` prints three answered questions with their
+and print the report (questions that failed on infrastructure are redone by the next run);
+SIGINT/SIGTERM stop it within seconds, keeping the finished questions (exit 130/143, one
+line says what was kept); ``geoask bench showcase`` prints three answered questions with their
 evidence trails.
 Run ``geoask bench verify [--cases|--tasks-file F] [--only ID ...]`` to recompute every case's
 reference program (SQL guard + read-only executor + sandbox, for real) and its independent
@@ -196,13 +198,22 @@ def bench(
                   "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
                   "repeat": repeat, "out_dir": str(folder)}
     if via_api:
+        from geoask.interrupt import run_until_stopped
         from geoask.service.client import run_deployment_and_wait
 
-        summary = run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
-                                          settings.api_run_timeout_s)
+        summary = run_until_stopped(
+            lambda: run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
+                                            settings.api_run_timeout_s),
+            lambda: f"stopped waiting; the flow run on the server goes on and keeps its "
+                    f"finished questions under {folder}/runs")
     else:
-        summary = _run_with_progress(parameters)
+        summary = _run_with_progress(parameters, folder)
     typer.echo(summary["markdown"])
+    redo = summary["meta"].get("infrastructure_failures", 0)
+    if redo:
+        typer.secho(f"{redo} question(s) failed on infrastructure (database, model endpoint, "
+                    "sandbox or Prefect API): fix it and run the same command again to redo "
+                    "just those", fg=typer.colors.YELLOW)
     typer.echo(f"report: {folder}/report.md, report.json, report.csv, scores.csv, "
                "ssa_by_difficulty.png")
     typer.echo(f"runs:   {folder}/runs/ (one JSON per question: answer, evidence, execution "
@@ -210,7 +221,12 @@ def bench(
                "subflow runs (artifacts benchmark-report, benchmark-summary)")
 
 
-def _run_with_progress(parameters: dict[str, Any]) -> dict[str, Any]:
+def _run_with_progress(parameters: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Run the benchmark flow here with a progress bar; SIGINT/SIGTERM stop it cleanly.
+
+    On a stop (:func:`geoask.interrupt.run_until_stopped`) one line says how many questions
+    are finished and kept; the process exits 130 (SIGINT) or 143 (SIGTERM).
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from flows.run_benchmark import (
@@ -218,18 +234,28 @@ def _run_with_progress(parameters: dict[str, Any]) -> dict[str, Any]:
         benchmark_flow,
         remove_progress_listener,
     )
+    from geoask.interrupt import run_until_stopped
+
+    counts = {"finished": 0, "total": 0}
+
+    def kept() -> str:
+        return (f"{counts['finished']} of {counts['total'] or '?'} questions finished and kept "
+                f"under {folder}/runs (questions in flight are not recorded); run the same "
+                "command again to resume")
 
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), transient=False) as progress:
         bar = progress.add_task("questions", total=None)
 
         def advance(finished: int, total: int, run: object) -> None:
+            counts.update(finished=finished, total=total)
             label = getattr(run, "case_id", "resumed")
             progress.update(bar, completed=finished, total=total, description=f"{label:>14}")
 
         add_progress_listener(advance)
         try:
-            summary: dict[str, Any] = benchmark_flow()(**parameters)
+            summary: dict[str, Any] = run_until_stopped(
+                lambda: benchmark_flow()(**parameters), kept)
         finally:
             remove_progress_listener(advance)
     return summary

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,7 +251,8 @@ def csv_text(rows: Sequence[dict[str, Any]]) -> str:
 def write_report(report: BenchmarkReport, out_dir: str | Path) -> ReportFiles:
     """Write the JSON, CSV (groups and per-run scores), Markdown and PNG files into ``out_dir``.
 
-    ``out_dir`` is a local folder or an fsspec URL; it is created when missing.
+    ``out_dir`` is a local folder or an fsspec URL; it is created when missing. Each file is
+    written under a temporary name and then renamed, so a stop never leaves half a file.
 
     Raises:
         ArtifactWriteError: a file could not be written (the message names it).
@@ -272,8 +274,10 @@ def write_report(report: BenchmarkReport, out_dir: str | Path) -> ReportFiles:
         for key, content in contents.items():
             path = f"{root.rstrip('/')}/{names[key]}"
             data = content.encode("utf-8") if isinstance(content, str) else content
-            with fs.open(path, "wb") as handle:
+            temporary = f"{path}.tmp-{os.getpid()}"
+            with fs.open(temporary, "wb") as handle:
                 handle.write(data)
+            fs.mv(temporary, path)  # whole or not at all, even when the run is stopped
             written[key] = fs.unstrip_protocol(path) if "://" in str(out_dir) else path
     except OSError as error:
         raise ArtifactWriteError(

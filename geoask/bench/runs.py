@@ -2,13 +2,16 @@
 
 A case run is persisted as ``<out>/runs/<model>/<variant>/repeat-<k>/<case id>.json`` (a
 :class:`CaseRun`) as soon as it finishes, so an interrupted benchmark resumes with only the
-runs that have no file yet (:func:`pending_runs`). Scoring goes through :func:`score_run`
-(``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a case and write the
-report are thin shells in ``tasks/benchmark.py``.
+runs that have no file yet, or whose run ended on an infrastructure failure (database,
+model endpoint, sandbox or Prefect API down: ``CaseRun.infrastructure``), which are kept in
+the report as ``infrastructure`` until redone (:func:`pending_runs`). Scoring goes through
+:func:`score_run` (``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a
+case and write the report are thin shells in ``tasks/benchmark.py``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -23,8 +26,9 @@ from geoask.bench.evaluate import CaseScore, score_case
 from geoask.bench.loader import CaseTarget, load_cases, run_target
 from geoask.bench.model import BenchmarkCase
 from geoask.composition import RunParts, open_parts
-from geoask.errors import BenchmarkCaseError, ConfigurationError
+from geoask.errors import BenchmarkCaseError, ConfigurationError, QuestionInterruptedError
 from geoask.execution_log import ExecutionLog
+from geoask.interrupt import stop_requested
 from geoask.settings import Settings, get_settings
 from geoask.variants import Variant, parse_variant
 
@@ -42,6 +46,9 @@ class CaseRun(BaseModel):
         time_s: wall time of the question run (s), Prefect orchestration included.
         log: the run's execution log (``execution_log.json``); None when it never started.
         artifact_folder: the run's artifact folder; flow_run_id: its Prefect flow run.
+        infrastructure: the run ended on an infrastructure failure
+            (``geoask.retry.is_infrastructure_failure``): scored with root cause
+            ``infrastructure`` and run again when the benchmark resumes.
 
     """
 
@@ -57,6 +64,7 @@ class CaseRun(BaseModel):
     log: dict[str, Any] | None = None
     artifact_folder: str = ""
     flow_run_id: str | None = None
+    infrastructure: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,8 +139,20 @@ def run_keys(model: str, variants: Sequence[Variant], repeat: int,
 
 
 def pending_runs(keys: Iterable[RunKey], out_dir: Path) -> list[RunKey]:
-    """The runs without a persisted result under ``out_dir`` (what a resumed run still does)."""
-    return [key for key in keys if not key.path(out_dir).is_file()]
+    """The runs a resumed benchmark still does: not persisted, or ended on infrastructure.
+
+    A persisted file that cannot be read counts as not persisted (it is written again).
+    """
+    return [key for key in keys if not _finished(key, out_dir)]
+
+
+def _finished(key: RunKey, out_dir: Path) -> bool:
+    if not key.path(out_dir).is_file():
+        return False
+    try:
+        return not read_run(key, out_dir).infrastructure
+    except BenchmarkCaseError:
+        return False
 
 
 def read_run(key: RunKey, out_dir: Path) -> CaseRun:
@@ -151,13 +171,33 @@ def read_run(key: RunKey, out_dir: Path) -> CaseRun:
 
 
 def save_run(run: CaseRun, out_dir: Path) -> Path:
-    """Persist ``run`` atomically (write a temporary file, then rename)."""
+    """Persist ``run`` atomically (write a temporary file, then rename).
+
+    Raises:
+        QuestionInterruptedError: SIGINT/SIGTERM asked the process to stop
+            (:func:`geoask.interrupt.stop_requested`): a run ending after that was cut
+            short, so it is not finished and is not persisted (a rerun does it).
+
+    """
+    if stop_requested():
+        raise QuestionInterruptedError(f"{run.case_id} was interrupted; it is not recorded")
     path = RunKey(run.model, run.variant, run.repeat, run.case_id).path(out_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".tmp-{os.getpid()}-{threading.get_ident()}")
     temporary.write_text(run.model_dump_json(indent=1), encoding="utf-8")
     temporary.replace(path)
     return path
+
+
+def infrastructure_run(key: RunKey, error: BaseException) -> CaseRun:
+    """The record of a question whose task never ran (Prefect's API failed every time).
+
+    Status ``error``, flagged ``infrastructure`` (so it is scored as such and redone on
+    resume), with the error as the message.
+    """
+    return CaseRun(case_id=key.case_id, variant=key.variant, repeat=key.repeat, model=key.model,
+                   status="error", message=f"{type(error).__name__}: {error}", time_s=0.0,
+                   infrastructure=True)
 
 
 _SHARED: dict[tuple[str, str | None], RunParts] = {}
@@ -180,8 +220,12 @@ def shared_parts(settings: Settings) -> RunParts:
 
 
 def score_run(case: BenchmarkCase, run: CaseRun) -> CaseScore:
-    """The evaluator's score of one persisted run."""
+    """The evaluator's score of one persisted run.
+
+    An infrastructure failure's ``reason`` is the run's error message (what was down).
+    """
     answer = FinalAnswer.model_validate(run.answer) if run.answer else None
     log = ExecutionLog.model_validate(run.log) if run.log else None
-    return score_case(case, answer, log, variant=run.variant, repeat=run.repeat,
-                      time_s=run.time_s)
+    score = score_case(case, answer, log, variant=run.variant, repeat=run.repeat,
+                       time_s=run.time_s, infrastructure=run.infrastructure)
+    return dataclasses.replace(score, reason=run.message) if run.infrastructure else score

@@ -128,9 +128,9 @@ def test_reference_model_is_injected():
 
 # (title, exception, transient, message fragment, error class)
 ERROR_CASES = [
-    ("429", ModelHTTPError(429, "m", {"error": "slow down"}), True, "unavailable after retries",
-     ModelCallError),
-    ("503", ModelHTTPError(503, "m"), True, "unavailable after retries", ModelCallError),
+    ("429", ModelHTTPError(429, "m", {"error": "slow down"}), True,
+     "the model endpoint answered HTTP 429 after retries", ModelCallError),
+    ("503", ModelHTTPError(503, "m"), True, "answered HTTP 503 after retries", ModelCallError),
     ("deadline", ModelRequestTimeout(timeout=5.0, model_name="m"), True, "unavailable",
      ModelCallError),
     ("401", ModelHTTPError(401, "m"), False, "refused the API key", ModelCallError),

@@ -9,6 +9,7 @@ malformed tool-call arguments (sent back to the model as a retry) and a malforme
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from fake_chat_server import FakeChatServer, RawBody, RawToolCall, Slow, Status, ToolCall
@@ -66,7 +67,7 @@ def test_persistent_429_ends_as_a_transient_model_call_error():
     assert len(server.requests) == 2  # one attempt + one retry, then give up
     error = model_call_error(caught.value, "intent")
     assert type(error) is ModelCallError and error.transient
-    assert "unavailable after retries" in str(error)
+    assert "answered HTTP 429 after retries" in str(error)
 
 
 @pytest.mark.usefixtures("allow_local_requests")
@@ -145,3 +146,24 @@ def test_request_deadline_is_a_transient_error():
         run(server, model_timeout_s=5.0, model_request_timeout_s=0.3)
     error = model_call_error(caught.value, "intent")
     assert error.transient and "unavailable after retries" in str(error)
+
+
+def closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+
+@pytest.mark.usefixtures("allow_local_requests")
+@pytest.mark.parametrize(("url", "cause"), [
+    (closed_port_url(), "refused the connection"),
+    ("http://geoask-no-such-host.invalid/v1", "host name could not be resolved (DNS: "),
+])
+def test_an_unreachable_endpoint_is_named_with_its_cause(url, cause):
+    config = Settings(model="openai-compatible:x", openai_base_url=url)
+    model = model_for("intent", config)
+    with pytest.raises(AgentRunError) as caught:
+        intent_agent.run_sync(prompt(DEPS), deps=DEPS, model=model)
+    error = model_call_error(caught.value, "intent", model.base_url)
+    assert str(error).startswith(f"intent agent: model endpoint {url} {cause}")
+    assert error.transient

@@ -7,11 +7,14 @@ reproduces its verified answer. The whole 200 run in ``make demo``, not here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -19,7 +22,15 @@ from pydantic_ai import models
 
 from flows.run_benchmark import benchmark_flow, run_benchmark, task_runner_for
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
-from geoask.bench.runs import RunKey, parse_variants, pending_runs, read_run, run_keys
+from geoask.bench.runs import (
+    CaseRun,
+    RunKey,
+    parse_variants,
+    pending_runs,
+    read_run,
+    run_keys,
+    save_run,
+)
 from geoask.settings import Settings
 from geoask.variants import Variant
 from tasks.benchmark import set_services_factory
@@ -36,19 +47,25 @@ def test_variants_parse():
     assert parse_variants("FULL,no-planner,full") == [Variant.FULL, Variant.NO_PLANNER]
 
 
-def test_pending_runs_skip_saved_results(tmp_path):
+def saved_run(key: RunKey, **fields) -> CaseRun:
+    return CaseRun(case_id=key.case_id, variant=key.variant, repeat=key.repeat,
+                   model=key.model, time_s=1.0, **{"status": "failed", **fields})
+
+
+def test_pending_runs_skip_saved_results_but_redo_infrastructure_failures(tmp_path):
     cases = [CASES["airports-001"], CASES["airports-002"]]
     keys = run_keys("reference", [Variant.FULL, Variant.BASE], 2, cases)
     assert len(keys) == 8
-    saved = keys[3].path(tmp_path)
-    saved.parent.mkdir(parents=True)
-    saved.write_text("{}")
+    save_run(saved_run(keys[3]), tmp_path)  # finished (an honest failure counts as finished)
+    save_run(saved_run(keys[5], status="error", infrastructure=True), tmp_path)
+    half = keys[6].path(tmp_path)
+    half.parent.mkdir(parents=True, exist_ok=True)
+    half.write_text('{"case_id": "airports-00')  # not a run: written again
     assert pending_runs(keys, tmp_path) == [k for k in keys if k != keys[3]]
 
 
 def test_report_scores_every_saved_run(prefect_harness, tmp_path):
     from geoask.answers import FinalAnswer
-    from geoask.bench.runs import CaseRun, save_run
     from tasks.benchmark import report_benchmark
 
     case = CASES["airports-001"]
@@ -196,3 +213,74 @@ def test_dask_task_runner_on_a_local_cluster(services, tmp_path, bench_settings)
         out_dir=str(tmp_path / "out"))
     assert summary["meta"]["ran"] == 2
     assert all(score["ssa"] for score in scores_by_case(summary).values())
+
+
+class StoppingSqlRunner:
+    """The real reader-role runner for ``serve`` statements, then one on a closed port.
+
+    As if the database were stopped after that many statements: every later statement
+    meets a refused connection (a real psycopg connection failure -> ``DatabaseError``).
+    """
+
+    def __init__(self, reader_url: str, serve: int) -> None:
+        from geoask.sql.executor import PostgresSqlRunner
+
+        self.up = PostgresSqlRunner(reader_url)
+        self.down = PostgresSqlRunner(
+            reader_url.replace(f":{urlsplit(reader_url).port}/", f":{closed_port()}/"))
+        self.serve = serve
+
+    def run(self, checked):
+        self.serve -= 1
+        return (self.up if self.serve >= 0 else self.down).run(checked)
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.db
+@pytest.mark.sandbox
+def test_database_down_mid_run_is_infrastructure_and_redone_on_resume(
+        services, database, tmp_path):
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    import flows.run_benchmark as bench_flow
+    import tasks.benchmark as bench_tasks
+
+    ids = ("airports-001", "airports-002", "airports-003", "airports-004")
+    cases, out = tasks_file(tmp_path, *ids), tmp_path / "out"
+    # each case is one SQL statement: the database "stops" after the first question
+    runner = StoppingSqlRunner(database.reader_url, serve=1)
+    production = bench_tasks._services_factory
+    assert production is not None
+
+    def build(settings, variant, models):
+        return dataclasses.replace(production(settings, variant, models), sql_runner=runner)
+
+    one_at_a_time = bench_flow.run_benchmark.with_options(
+        task_runner=ThreadPoolTaskRunner(max_workers=1))
+    set_services_factory(build)
+    try:
+        first = one_at_a_time(model="reference", tasks_file=cases, out_dir=str(out))
+    finally:
+        set_services_factory(production)
+    scores = scores_by_case(first)
+    answered = [i for i in ids if scores[i]["ssa"]]
+    down = [i for i in ids if not scores[i]["ssa"]]
+    assert len(answered) == 1 and len(down) == 3
+    assert {scores[i]["root_cause"] for i in down} == {"infrastructure"}
+    assert all("could not connect to the database" in scores[i]["reason"] for i in down)
+    assert first["meta"]["infrastructure_failures"] == 3
+    assert overall(first)["root_causes"] == {"infrastructure": 3}
+    kept = RunKey("reference", "FULL", 0, answered[0]).path(out)
+    finished_at = kept.stat().st_mtime_ns
+
+    # the database is back (the production runner): the rerun redoes exactly the three
+    second = one_at_a_time(model="reference", tasks_file=cases, out_dir=str(out))
+    assert (second["meta"]["ran"], second["meta"]["resumed"]) == (3, 1)
+    assert second["meta"]["infrastructure_failures"] == 0
+    assert all(score["ssa"] for score in scores_by_case(second).values())
+    assert kept.stat().st_mtime_ns == finished_at

@@ -6,8 +6,12 @@ transition (a blind retry instead of a repair, a missing replan, an unbounded lo
 
 from __future__ import annotations
 
+import socket
+import time
+
 import pytest
 from demo_cases import RANK_SQL, frame
+from pydantic_ai import models
 from pydantic_ai.exceptions import ModelHTTPError
 from replies import (
     accept,
@@ -22,8 +26,12 @@ from replies import (
 
 from flows.answer_question import answer_question
 from geoask.answers import AnswerType
+from geoask.errors import ModelCallError
+from geoask.llm import model_for
 from geoask.plan import OperationIntent, Review, ReviewDecision
+from geoask.retry import is_infrastructure_failure
 from geoask.scripted import ScriptedModel
+from geoask.settings import Settings
 from geoask.variants import Variant
 
 pytestmark = [pytest.mark.db, pytest.mark.sandbox]
@@ -187,18 +195,33 @@ def test_step_budget_bounds_the_run(make_services):
     assert "step budget of 4 step runs" in result.message
 
 
-def test_transient_model_error_is_retried_by_prefect(make_services, reader):
+def test_a_model_endpoint_failure_ends_the_run_at_once(make_services):
+    # The SDK already retried it (GEOASK_MODEL_MAX_RETRIES); Prefect does not retry it again
+    # and no step attempt is spent on it.
     scripted = ScriptedModel({
-        "intent": [ModelHTTPError(429, "scripted", body="rate limited"), rank_intent()],
-        "planner": [rank_plan()], "sql": [draft(("top_states", RANK_SQL))],
-        "reviewer": [accept()], "answer": [rank_answer()],
+        "intent": [rank_intent()], "planner": [rank_plan()],
+        "sql": [ModelHTTPError(503, "scripted", body="down"), draft(("top_states", RANK_SQL))],
     })
-    services = make_services(scripted)
-    result = answer_question(RANK_QUESTION, services=services)
-    assert result.status == "answered", result.message
-    assert scripted.roles_called()[:2] == ["intent", "intent"]
-    assert [c.status for c in services.recorder.log.model_calls][:2] == ["error", "ok"]
-    assert ranked(result) == expected_top5(reader)
+    with pytest.raises(ModelCallError, match="answered HTTP 503 after retries") as caught:
+        answer_question(RANK_QUESTION, services=make_services(scripted))
+    assert caught.value.transient and is_infrastructure_failure(caught.value)
+    assert scripted.roles_called() == ["intent", "planner", "sql"]
+
+
+def test_an_unreachable_model_url_fails_fast_naming_it(make_services, monkeypatch):
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # only to a closed local port
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    settings = Settings(model="openai-compatible:x", openai_base_url=url)
+    services = make_services(ScriptedModel({}))
+    services.models = lambda role: model_for(role, settings)
+    begin = time.perf_counter()
+    with pytest.raises(ModelCallError) as caught:
+        answer_question(RANK_QUESTION, services=services)
+    elapsed = time.perf_counter() - begin
+    assert f"model endpoint {url} refused the connection" in str(caught.value)
+    assert elapsed < 5.0, f"took {elapsed:.1f} s to fail"
 
 
 def test_no_planner_variant_adds_python_when_the_sql_agent_asks(make_services, reader):

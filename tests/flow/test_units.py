@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 
 from agents.planner import PlannerDeps, plan_errors
 from geoask.answers import AnswerType
-from geoask.errors import ConfigurationError
+from geoask.errors import ConfigurationError, ModelCallError
 from geoask.evidence import records_from_artifact, sql_evidence, unsupported_numbers
 from geoask.plan import OperationIntent, Plan, PlanStep
 from geoask.retry import is_transient
@@ -147,12 +148,13 @@ def test_scripted_model_raises_scripted_exceptions():
     assert caught.value.status_code == 503
 
 
-@pytest.mark.parametrize(("error", "expected"), [
-    (ModelHTTPError(429, "m"), True), (ModelHTTPError(503, "m"), True),
-    (ModelHTTPError(400, "m"), False), (ModelHTTPError(401, "m"), False),
+@pytest.mark.parametrize("error", [
+    ModelHTTPError(429, "m"), ModelHTTPError(503, "m"), ModelHTTPError(400, "m"),
+    ModelHTTPError(401, "m"), ModelCallError("sql", "down", transient=True),
 ])
-def test_model_errors_that_prefect_retries(error, expected):
-    assert is_transient(error) is expected
+def test_prefect_never_retries_model_errors(error):
+    # the provider SDK retried the transient ones already (GEOASK_MODEL_MAX_RETRIES)
+    assert is_transient(error) is False
 
 
 def test_ask_without_a_model_says_how_to_configure_one(monkeypatch):
@@ -187,7 +189,8 @@ def test_ask_cli_exits_1_with_a_message_and_no_traceback():
 
 
 @pytest.mark.parametrize(("error", "expected"), [
-    (ModelHTTPError(429, "m", body="slow down"), "ModelCallError"),
+    (ModelCallError("sql", "endpoint down", transient=True), "ModelCallError"),
+    (psycopg.OperationalError("server closed the connection"), "DatabaseError"),
     (ConfigurationError("set X"), "ConfigurationError"),
     (ValueError("bug"), None),
 ])

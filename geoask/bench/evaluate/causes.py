@@ -24,6 +24,8 @@ class RootCause(StrEnum):
     ARTIFACT_SPATIAL = "artifact_spatial_semantics"
     COMPUTATION = "computation"
     ANSWER_PROJECTION = "answer_projection"
+    INFRASTRUCTURE = "infrastructure"
+    """Not the pipeline's fault: the database, model endpoint, sandbox or Prefect API failed."""
 
 
 def routed_to_sandbox(log: ExecutionLog | None) -> bool:
@@ -110,18 +112,22 @@ def wrong_answer_cause(verdict: Verdict, log: ExecutionLog | None) -> RootCause:
 
 def root_cause(
     case: BenchmarkCase, verdict: Verdict, log: ExecutionLog | None,
-    evidence_matches: bool | None = None,
+    evidence_matches: bool | None = None, infrastructure: bool = False,
 ) -> RootCause | None:
     """Primary root cause of a failed case (None when correct or when it cannot be told).
 
-    In trace order: an answerable question rejected as out of scope is an intent error; a run
-    that chose the wrong channel (sandbox or not) is a planning/routing error; a run without
-    an answer is blamed on its last failure; a wrong answer whose evidence was right
-    (``evidence_matches``, when the caller could check it) is an answer-projection error;
-    otherwise :func:`wrong_answer_cause`.
+    A run that ended on an infrastructure failure (``infrastructure``: the database, model
+    endpoint, sandbox or Prefect API failed; ``geoask.retry.is_infrastructure_failure``)
+    is blamed on that. Else in trace order: an answerable question rejected as out of scope
+    is an intent error; a run that chose the wrong channel (sandbox or not) is a
+    planning/routing error; a run without an answer is blamed on its last failure; a wrong
+    answer whose evidence was right (``evidence_matches``, when the caller could check it) is
+    an answer-projection error; otherwise :func:`wrong_answer_cause`.
     """
     if verdict.matches:
         return None
+    if infrastructure:
+        return RootCause.INFRASTRUCTURE
     if log is None:
         return None if verdict.kind == "missing" else wrong_answer_cause(verdict, None)
     if log.outcome == "rejected":

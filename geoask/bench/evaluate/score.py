@@ -118,6 +118,7 @@ def score_case(
     repeat: int = 0,
     time_s: float | None = None,
     evidence_matches: bool | None = None,
+    infrastructure: bool = False,
 ) -> CaseScore:
     """Score one question run.
 
@@ -131,6 +132,8 @@ def score_case(
         evidence_matches: whether the run's last-step output, projected with the case's
             contract, equals the expected value (lets a wrong answer over right evidence be
             blamed on answer projection); None when unknown.
+        infrastructure: the run ended on an infrastructure failure (database, model
+            endpoint, sandbox, Prefect API): its root cause is ``infrastructure``.
 
     """
     payload = answer.data_payload if answer is not None else None
@@ -142,7 +145,7 @@ def score_case(
     completion = sum(call.completion_tokens for call in calls)
     failed = log.failed_calls if log is not None else 0
     retries = log.guardrail_retries if log is not None else 0
-    cause = root_cause(case, verdict, log, evidence_matches)
+    cause = root_cause(case, verdict, log, evidence_matches, infrastructure)
     return CaseScore(
         case_id=case.id,
         variant=variant or (log.variant if log is not None else "FULL"),

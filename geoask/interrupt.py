@@ -1,0 +1,123 @@
+"""Clean stops on SIGINT/SIGTERM for long commands (``geoask bench``, ``geoask ask``).
+
+:func:`run_until_stopped` runs the command's work in a worker thread while the main thread
+waits, so the signal handlers stay geoask's own (Prefect swaps SIGTERM only in the main thread)
+and run at once however deep the work is blocked. On SIGINT or SIGTERM the handler
+
+1. marks the stop (:func:`stop_requested`), so nothing finishing after it is recorded;
+2. prints one line: what was stopped and what was kept (the caller's ``kept()``);
+3. ends this process's child processes (the temporary Prefect server, sandboxes: SIGTERM,
+   then SIGKILL after :data:`CHILD_GRACE_S`; psutil finds them);
+4. exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM) without waiting for
+   the questions in flight.
+
+Everything a command keeps is written atomically (temporary file, then rename), so a stop at
+any moment leaves finished results and no half-written file; a question in flight is simply
+not recorded and a rerun does it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+T = TypeVar("T")
+
+CHILD_GRACE_S: Final = 2.0
+"""Seconds child processes get to end after SIGTERM before they are killed (SIGKILL)."""
+STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+
+_stop = threading.Event()
+
+
+def stop_requested() -> bool:
+    """True once SIGINT or SIGTERM asked this process to stop (results are no longer kept)."""
+    return _stop.is_set()
+
+
+def run_until_stopped(work: Callable[[], T], kept: Callable[[], str]) -> T:
+    """``work()``'s result, or on SIGINT/SIGTERM a clean stop (see the module docstring).
+
+    Args:
+        work: what the command does; runs in a worker thread.
+        kept: called on a stop; a short sentence saying what was kept and how to go on
+            (e.g. ``"7 of 20 questions finished and kept under out/runs; rerun to resume"``).
+
+    Called outside the main thread (which alone receives signals) it just runs ``work()``.
+
+    Raises:
+        Exception: whatever ``work`` raised, re-raised in the calling (main) thread.
+
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return work()  # signals reach only the main thread: nothing to stop cleanly here
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # handed to the main thread as is
+            outcome["error"] = error
+
+    previous = {signum: signal.signal(signum, _handler(kept)) for signum in STOP_SIGNALS}
+    worker = threading.Thread(target=target, name="geoask-work", daemon=True)
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.2)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _handler(kept: Callable[[], str]) -> Callable[[int, Any], None]:
+    def stop(signum: int, frame: Any) -> None:
+        if _stop.is_set():
+            return  # a second signal while stopping: the first one is already ending us
+        _stop.set()
+        try:
+            detail = kept()
+        except Exception as error:  # the line must be printed whatever happens
+            detail = f"(what was kept could not be told: {error})"
+        name = signal.Signals(signum).name
+        _write(f"stopped by {name}: {detail}\n")
+        end_child_processes()
+        _write("")
+        os._exit(128 + signum)
+
+    return stop
+
+
+def end_child_processes(grace_s: float = CHILD_GRACE_S) -> None:
+    """Ask every descendant process to end (SIGTERM), kill those left after ``grace_s`` s."""
+    import psutil
+
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        try:
+            child.terminate()
+        except psutil.Error:
+            continue
+    _, alive = psutil.wait_procs(children, timeout=grace_s)
+    for child in alive:
+        try:
+            child.kill()
+        except psutil.Error:
+            continue
+
+
+def _write(text: str) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    if text:
+        show_cursor = "\x1b[?25h" if sys.stderr.isatty() else ""  # a progress bar hid it
+        os.write(2, (show_cursor + text).encode("utf-8", "replace"))

@@ -1,0 +1,47 @@
+"""geoask.interrupt: a stopped command exits 130/143 at once, says what it kept, ends children."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from geoask.interrupt import run_until_stopped
+
+STOPPABLE = """
+import subprocess, sys, time
+from geoask.interrupt import run_until_stopped
+child = subprocess.Popen(["sleep", "120"])
+print(child.pid, flush=True)
+run_until_stopped(lambda: time.sleep(120), lambda: "3 of 9 things kept; rerun to resume")
+"""
+
+
+def test_work_result_and_errors_come_back_to_the_caller():
+    assert run_until_stopped(lambda: 42, lambda: "nothing") == 42
+    with pytest.raises(ZeroDivisionError):
+        run_until_stopped(lambda: 1 / 0, lambda: "nothing")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_the_process_and_its_children_at_once(signum):
+    process = subprocess.Popen([sys.executable, "-c", STOPPABLE], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    child = int(process.stdout.readline())
+    time.sleep(0.5)  # the worker thread is asleep in its work
+    begin = time.monotonic()
+    process.send_signal(signum)
+    _, errors = process.communicate(timeout=30)
+    elapsed = time.monotonic() - begin
+    assert process.returncode == 128 + signum, errors
+    assert elapsed < 5.0
+    name = signal.Signals(signum).name
+    assert errors.strip().splitlines()[-1] == (
+        f"stopped by {name}: 3 of 9 things kept; rerun to resume")
+    assert (not psutil.pid_exists(child)
+            or psutil.Process(child).status() == psutil.STATUS_ZOMBIE)
