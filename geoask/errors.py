@@ -7,6 +7,11 @@ traceback.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class GeoaskError(Exception):
     """Base of all user-facing geoask errors (CLI exit code 1)."""
@@ -179,3 +184,17 @@ class QuestionInterruptedError(GeoaskError):
 
 class ServiceError(GeoaskError):
     """The Prefect server could not be started or reached, or a run through its API failed."""
+
+
+def validation_problems(error: ValidationError, limit: int = 5) -> str:
+    """``'loc: message; loc: message (and N more)'`` of a pydantic error, without input values.
+
+    The offending input is never echoed (it may be a secret file a path pointed at); a
+    ``Value error, `` prefix is dropped. Used wherever a file or option fails its model.
+    """
+    problems = list(dict.fromkeys(
+        f"{'.'.join(map(str, e['loc'])) or '(top level)'}: "
+        f"{str(e['msg']).removeprefix('Value error, ')}"
+        for e in error.errors(include_input=False)))
+    more = f" (and {len(problems) - limit} more)" if len(problems) > limit else ""
+    return "; ".join(problems[:limit]) + more

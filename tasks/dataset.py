@@ -36,8 +36,16 @@ def prepare_database(settings: Settings, database: str, owner: str | None) -> Da
 
 @task(name="loaded-fingerprints", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
 def loaded_fingerprints(owner_url: str, schemas: list[str]) -> list[str | None]:
-    """The fingerprint last published into each of ``schemas`` (None: never loaded)."""
-    return [loading.loaded_fingerprint(owner_url, s) for s in schemas]
+    """The fingerprint last published into each of ``schemas`` (None: never loaded).
+
+    Raises:
+        DatasetError: a schema exists but geoask never loaded it (a load would replace it).
+
+    """
+    fingerprints = [loading.loaded_fingerprint(owner_url, s) for s in schemas]
+    loading.refuse_foreign_schemas(owner_url, [s for s, f in zip(schemas, fingerprints, strict=True)
+                                               if f is None])
+    return fingerprints
 
 
 @task(name="create-staging-schemas", cache_policy=NO_CACHE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import doctest
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +80,10 @@ def test_write_atomically_refuses_and_leaves_no_temporary(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"]
     with pytest.raises(CatalogError, match="does not exist"):
         write_atomically(tmp_path / "missing" / "c.yaml", "")
+    with pytest.raises(CatalogError, match="is a folder; name the YAML file"):
+        write_atomically(tmp_path, "", force=True)
+    with pytest.raises(CatalogError, match=r"cannot write in /proc: "):
+        write_atomically(Path("/proc/geoask-draft.yaml"), "")  # no one may create files there
 
 
 

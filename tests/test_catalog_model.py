@@ -78,6 +78,24 @@ def test_invalid_catalogs_are_rejected(tmp_path, path, value, message):
     with pytest.raises(CatalogError, match="invalid") as error:
         load_catalog(file)
     assert message in str(error.value)
+    assert "\n" not in str(error.value) and "errors.pydantic.dev" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("root:x:0:0:secret-hash:/root:/bin/bash\n", "(top level): Input should be a valid dictionary"),
+     ("- secret-hash\n- b\n", "Input should be a valid dictionary"),
+     ("tables: [secret-hash, b\n", "is not YAML"),
+     ("", "Input should be a valid dictionary")],
+)
+def test_a_file_that_is_no_catalog_is_one_line_that_never_echoes_its_content(tmp_path, text,
+                                                                              message):
+    file = tmp_path / "passwd"
+    file.write_text(text)
+    with pytest.raises(CatalogError) as error:
+        load_catalog(file)
+    assert message in str(error.value)
+    assert "secret-hash" not in str(error.value) and "\n" not in str(error.value)
 
 
 def test_valid_catalog_loads(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,8 +31,7 @@ def test_the_spdata_manifest_loads_with_native_srids_and_two_schemas():
 
 def _manifest(tmp_path: Path, change) -> Path:
     raw = yaml.safe_load((SPDATA / "dataset.yaml").read_text())
-    for table in raw["tables"]:
-        table["file"] = str(SPDATA / table["file"])
+    shutil.copytree(SPDATA / "data", tmp_path / "data")  # data files sit beside the manifest
     change(raw)
     path = tmp_path / "dataset.yaml"
     path.write_text(yaml.safe_dump(raw))
@@ -59,8 +59,12 @@ def _set(*path_and_value):
         (_set("tables", 0, "geometry", "srid", 0), "tables.0.geometry.srid"),
         (_set("tables", 0, "geometry", "type", "Polygonz"), "tables.0.geometry.type"),
         (_set("tables", 0, "colour", "red"), "tables.0.colour: Extra inputs"),
-        (_set("tables", 0, "file", "/nonexistent/x.parquet"),
-         "table ny8_tracts: file /nonexistent/x.parquet not found"),
+        (_set("tables", 0, "file", "data/missing.parquet"),
+         "table ny8_tracts: file data/missing.parquet not found"),
+        (_set("tables", 0, "file", str(SPDATA / "data" / "ny8_tracts.parquet")),
+         "lies outside the manifest's folder"),
+        (_set("tables", 0, "file", "../elsewhere/ny8_tracts.parquet"),
+         "lies outside the manifest's folder"),
         (_set("views", 0, "sql", "DELETE FROM us_census.ny8_tracts"),
          "view ny8_tract_rates: sql must be exactly one SELECT"),
         (_set("views", 0, "sql", "SELECT 1; SELECT 2"), "exactly one SELECT"),
@@ -130,3 +134,9 @@ def test_the_embedded_cluster_takes_no_owner_url():
     settings = get_settings().model_copy(update={"database_url": None})
     with pytest.raises(ConfigurationError, match="only for an external server"):
         dataset_target(settings, "spdata", "postgresql://owner@x/spdata")
+
+
+def test_the_embedded_clusters_own_database_is_never_a_dataset_target():
+    settings = get_settings().model_copy(update={"database_url": None})
+    with pytest.raises(ConfigurationError, match="is the embedded cluster's own"):
+        dataset_target(settings, "geoask")

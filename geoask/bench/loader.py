@@ -19,7 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from geoask.bench.model import BenchmarkCase, CaseFile
-from geoask.errors import BenchmarkCaseError
+from geoask.errors import BenchmarkCaseError, validation_problems
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CASES_DIR = REPOSITORY_ROOT / "benchmark" / "cases"
@@ -101,12 +101,13 @@ def load_case_file(path: Path) -> list[LoadedCase]:
     try:
         parsed = CaseFile.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        location = "/".join(str(part) for part in first["loc"])
-        raise BenchmarkCaseError(f"{path}: at {location}: {first['msg']}") from None
+        raise BenchmarkCaseError(f"{path}: {validation_problems(error)}") from None
     catalog = None
     if parsed.catalog is not None:
         catalog = (path.parent / parsed.catalog).resolve()
+        if catalog.suffix not in (".yaml", ".yml"):
+            raise BenchmarkCaseError(f"{path}: catalog {parsed.catalog!r} is not a catalog "
+                                     "YAML file (.yaml or .yml)")
         if not catalog.is_file():
             raise BenchmarkCaseError(f"{path}: catalog {parsed.catalog!r} names no file "
                                      f"({catalog}); give a path relative to the case file")

@@ -43,7 +43,7 @@ from geoask.catalog.model import (
     TemporalCoverage,
     TemporalGranularity,
 )
-from geoask.errors import CatalogError
+from geoask.errors import CatalogError, validation_problems
 
 _INTEGER = re.compile(r"^(smallint|integer|bigint|numeric\(\d+,\s*0\))$")
 _KEY_NAME = re.compile(
@@ -83,7 +83,8 @@ def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
             tables = [_table(conn, rel, home, threshold, postgis, {r.name for r in rels})
                       for rel in rels]
         except ValidationError as error:  # a bug of the draft, reported in one line
-            raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
+            raise CatalogError(
+                f"the draft does not validate: {validation_problems(error)}") from None
         join_paths = _join_paths(rels) + spatial_joins.infer_spatial_joins(conn, rels, tables)
         comment = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
                                "WHERE nspname = %s", (home,)).fetchone()
@@ -94,12 +95,7 @@ def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
             "join_paths": join_paths,
         })
     except ValidationError as error:
-        raise CatalogError(f"the draft does not validate: {_one_line(error)}") from None
-
-
-def _one_line(error: ValidationError) -> str:
-    first = error.errors()[0]
-    return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+        raise CatalogError(f"the draft does not validate: {validation_problems(error)}") from None
 
 
 def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, postgis: str,
@@ -311,14 +307,20 @@ def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
     """Write ``text`` to ``path`` via a temporary file in the same folder, then rename.
 
     Raises:
-        CatalogError: ``path`` exists and ``force`` is false, or its folder does not exist.
+        CatalogError: ``path`` is a folder, exists and ``force`` is false, its folder does not
+            exist, or it cannot be written (the OS reason is named); no partial file is left.
 
     """
+    if path.is_dir():
+        raise CatalogError(f"{path} is a folder; name the YAML file to write")
     if path.exists() and not force:
         raise CatalogError(f"{path} exists; pass --force to overwrite it")
     if not path.parent.is_dir():
         raise CatalogError(f"folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise CatalogError(f"cannot write in {path.parent}: {error.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -330,6 +332,9 @@ def write_atomically(path: Path, text: str, *, force: bool = False) -> None:
     except FileExistsError:
         os.unlink(tmp)
         raise CatalogError(f"{path} exists; pass --force to overwrite it") from None
+    except OSError as error:
+        os.unlink(tmp)
+        raise CatalogError(f"cannot write {path}: {error.strerror}") from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from geoask.catalog.spatial import SpatialKind, spatial_kind
-from geoask.errors import CatalogError
+from geoask.errors import CatalogError, validation_problems
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 
@@ -338,5 +338,12 @@ def load_catalog(path: Path = CATALOG_PATH) -> Catalog:
         return Catalog.model_validate(raw)
     except FileNotFoundError:
         raise CatalogError(f"catalog file {path} does not exist") from None
-    except (yaml.YAMLError, ValidationError, KeyError) as error:
-        raise CatalogError(f"catalog {path} is invalid: {error}") from None
+    except IsADirectoryError:
+        raise CatalogError(f"catalog {path} is a folder; name the catalog YAML file") from None
+    except yaml.YAMLError as error:
+        raise CatalogError(f"catalog {path} is not YAML: {str(error).splitlines()[0]}") from None
+    except ValidationError as error:
+        raise CatalogError(f"catalog {path} is invalid: {validation_problems(error)}") from None
+    except KeyError as error:
+        raise CatalogError(f"catalog {path} is invalid: a join path names column "
+                           f"{error.args[0]}, which its table does not list") from None

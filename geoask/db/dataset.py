@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from sqlglot import exp
 
 from geoask.db.loading import GeometrySpec
-from geoask.errors import DatasetError
+from geoask.errors import DatasetError, validation_problems
 
 MANIFEST_NAME = "dataset.yaml"
 _IDENTIFIER = r"^[a-z_][a-z0-9_]{0,62}$"
@@ -149,11 +149,14 @@ def load_dataset(path: Path) -> Dataset:
     except yaml.YAMLError as error:
         raise DatasetError(f"dataset manifest {path} is not YAML: {error}") from None
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(map(str, first["loc"])) or "manifest"
-        raise DatasetError(f"dataset manifest {path} is invalid: {where}: "
-                           f"{first['msg'].removeprefix('Value error, ')}") from None
+        raise DatasetError(f"dataset manifest {path} is invalid: "
+                           f"{validation_problems(error)}") from None
+    folder = path.parent.resolve()
     for table in dataset.tables:
+        if not (path.parent / table.file).resolve().is_relative_to(folder):
+            raise DatasetError(f"dataset manifest {path}: table {table.name}: file {table.file} "
+                               f"lies outside the manifest's folder {folder}; keep the data "
+                               "files beside the manifest")
         if not (path.parent / table.file).is_file():
             raise DatasetError(f"dataset manifest {path}: table {table.name}: file {table.file} "
                                "not found "

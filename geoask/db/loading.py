@@ -23,7 +23,7 @@ import pyproj
 import shapely
 from psycopg import sql
 
-from geoask.errors import DataValidationError
+from geoask.errors import DatasetError, DataValidationError
 
 META_SCHEMA = "geoask_meta"
 
@@ -87,6 +87,24 @@ def loaded_fingerprint(owner_url: str, schema: str) -> str | None:
                 sql.Identifier(META_SCHEMA)), (schema,),
         ).fetchone()
         return row[0] if row else None
+
+
+def refuse_foreign_schemas(owner_url: str, schemas: Sequence[str]) -> None:
+    """Refuse to load into an existing schema that geoask never loaded (it would be replaced).
+
+    Raises:
+        DatasetError: one of ``schemas`` exists in that database without a load record.
+
+    """
+    with psycopg.connect(owner_url) as conn:
+        for schema in schemas:
+            found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
+                                 (schema,)).fetchone()
+            if found:
+                raise DatasetError(
+                    f"schema {schema} already exists in that database and was not loaded by "
+                    "geoask; a load replaces its schemas whole, so name another schema in the "
+                    "manifest (or drop this one yourself)")
 
 
 def recreate_schema(owner_url: str, schema: str,
@@ -198,6 +216,11 @@ def publish(owner_url: str, swaps: Sequence[tuple[str, str]], fingerprint: str,
     In one transaction: every published ``schema`` is dropped and its staging schema renamed to
     it; ``then`` runs (e.g. ``CREATE VIEW`` over the published names); ``reader_role`` gets
     USAGE and SELECT on every table and view; the fingerprint is recorded per schema.
+
+    Raises:
+        DatasetError: a statement of ``then`` fails (the message is PostgreSQL's first line);
+            the transaction is rolled back, so the published schemas stay as they were.
+
     """
     meta, reader = sql.Identifier(META_SCHEMA), sql.Identifier(reader_role)
     with psycopg.connect(owner_url) as conn:
@@ -212,7 +235,11 @@ def publish(owner_url: str, swaps: Sequence[tuple[str, str]], fingerprint: str,
             conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
                 sql.Identifier(staging), sql.Identifier(schema)))
         for statement in then:
-            conn.execute(statement)
+            try:
+                conn.execute(statement)
+            except psycopg.Error as error:  # the transaction rolls back: nothing is published
+                raise DatasetError(f"{str(error).splitlines()[0]}; nothing was published") \
+                    from None
         for _, schema in swaps:
             s = sql.Identifier(schema)
             conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(s, reader))

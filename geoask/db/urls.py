@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from geoask.db.cluster import OWNER_ROLE, READER_ROLE, EmbeddedCluster
+from geoask.db.cluster import DATABASE_NAME, OWNER_ROLE, READER_ROLE, EmbeddedCluster
 from geoask.errors import ConfigurationError
 from geoask.settings import Settings
 
@@ -84,6 +84,10 @@ def dataset_target(settings: Settings, database: str, owner: str | None = None) 
             raise ConfigurationError(
                 "--owner-url is only for an external server (GEOASK_DATABASE_URL); the "
                 "embedded cluster's owner role is used otherwise")
+        if database == DATABASE_NAME:
+            raise ConfigurationError(
+                f"database {database} is the embedded cluster's own (the demo data and the "
+                "question runs use it); name the dataset's own database in its manifest")
         cluster = EmbeddedCluster(settings)
         cluster.ensure_database(database)
         return DatasetTarget(cluster.url(OWNER_ROLE, database), READER_ROLE,

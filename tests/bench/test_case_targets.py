@@ -54,6 +54,13 @@ def test_a_catalog_that_is_not_there_is_a_clear_error(tmp_path):
         load_case_file(path)
 
 
+def test_a_catalog_must_be_a_yaml_file(tmp_path):
+    path = _file(tmp_path, "c.yaml", [VALID], catalog="../../../../etc/passwd")
+    with pytest.raises(BenchmarkCaseError, match="is not a catalog YAML file") as error:
+        load_case_file(path)
+    assert "root:" not in str(error.value)
+
+
 def test_files_naming_different_databases_cannot_share_a_run(tmp_path):
     _file(tmp_path, "a.yaml", [VALID], database="spdata")
     _file(tmp_path, "b.yaml", [_variant(id="airports-901")])

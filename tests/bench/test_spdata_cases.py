@@ -103,9 +103,8 @@ def test_a_sandbox_case_verifies_on_a_loaded_spdata(database, tmp_path):
     name = f"spdata_c{uuid.uuid4().hex[:8]}"
     raw = yaml.safe_load((SPDATA / "dataset.yaml").read_text())
     raw["database"] = name
-    for table in raw["tables"]:
-        table["file"] = str(SPDATA / table["file"])
     manifest = tmp_path / "dataset.yaml"
+    shutil.copytree(SPDATA / "data", tmp_path / "data")
     manifest.write_text(yaml.safe_dump(raw))
     try:
         load_dataset(manifest)

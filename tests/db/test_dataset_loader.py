@@ -3,6 +3,7 @@ keys, a reader that can SELECT and not write, a no-op reload, and a catalog that
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 
@@ -10,11 +11,13 @@ import psycopg
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from psycopg.conninfo import make_conninfo
 
 from flows.load_dataset import load_dataset
 from geoask.catalog.check import check_catalog
 from geoask.catalog.model import load_catalog
 from geoask.db.urls import uses_external_database
+from geoask.errors import DatasetError
 
 pytestmark = pytest.mark.db
 
@@ -28,9 +31,8 @@ def loaded(database, tmp_path_factory):
         pytest.skip("loads into a new database of the embedded cluster")
     raw = yaml.safe_load((SPDATA / "dataset.yaml").read_text())
     raw["database"] = f"spdata_t{uuid.uuid4().hex[:8]}"
-    for table in raw["tables"]:
-        table["file"] = str(SPDATA / table["file"])
     manifest = tmp_path_factory.mktemp("spdata") / "dataset.yaml"
+    shutil.copytree(SPDATA / "data", manifest.parent / "data")
     manifest.write_text(yaml.safe_dump(raw))
     summary = load_dataset(manifest)
     yield manifest, summary
@@ -68,7 +70,8 @@ def test_tables_keep_their_native_srid_and_the_view_exists(loaded):
 def test_row_counts_match_the_files_and_the_view_joins_them(loaded):
     manifest, summary = loaded
     dataset = yaml.safe_load(manifest.read_text())
-    expected = {f"{t['schema']}.{t['name']}": pq.read_metadata(t["file"]).num_rows
+    expected = {f"{t['schema']}.{t['name']}":
+                pq.read_metadata(manifest.parent / t["file"]).num_rows
                 for t in dataset["tables"]}
     assert {k: v for k, v in summary.rows.items() if k in expected} == expected
     assert summary.rows["us_census.ny8_tract_rates"] == expected["us_census.ny8_tracts"]
@@ -107,3 +110,44 @@ def test_the_refined_catalog_checks_clean_against_the_loaded_database(loaded):
     draft = load_catalog(SPDATA / "catalog.draft.yaml")
     # the raw draft disagrees with the database in nothing; only what a person fills in is left
     assert draft.todos() and check_catalog(summary.reader_url, draft) == draft.todos()
+
+
+def _one_table_manifest(folder: Path, database: str, schema: str, views=()) -> Path:
+    """A manifest loading lux_districts (3 rows, no geometry) into ``schema`` of ``database``."""
+    (folder / "data").mkdir(parents=True)
+    shutil.copy(SPDATA / "data" / "lux_districts.parquet", folder / "data")
+    manifest = folder / "dataset.yaml"
+    manifest.write_text(yaml.safe_dump({
+        "version": 1, "database": database, "views": list(views),
+        "tables": [{"name": "lux_districts", "schema": schema,
+                    "file": "data/lux_districts.parquet", "primary_key": ["id_1"]}]}))
+    return manifest
+
+
+def test_a_schema_geoask_did_not_load_is_never_replaced(loaded, database, tmp_path):
+    manifest, _ = loaded
+    name = yaml.safe_load(manifest.read_text())["database"]
+    owner = make_conninfo(database.owner_url, dbname=name)
+    with psycopg.connect(owner, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA mine")
+        conn.execute("CREATE TABLE mine.precious AS SELECT 1 AS x")
+    with pytest.raises(DatasetError, match=r"schema mine already exists .* not loaded by geoask"):
+        load_dataset(_one_table_manifest(tmp_path, name, "mine"))
+    with psycopg.connect(owner) as conn:
+        assert conn.execute("SELECT count(*) FROM mine.precious").fetchone() == (1,)
+
+
+def test_a_failing_view_publishes_nothing(database, tmp_path):
+    if uses_external_database(database.settings):
+        pytest.skip("loads into a new database of the embedded cluster")
+    name = f"spdata_v{uuid.uuid4().hex[:8]}"
+    view = {"name": "broken", "schema": "europe", "sql": "SELECT * FROM europe.nope"}
+    try:
+        with pytest.raises(DatasetError, match=r"nope.*nothing was published") as error:
+            load_dataset(_one_table_manifest(tmp_path, name, "europe", [view]))
+        assert "\n" not in str(error.value)
+        with psycopg.connect(make_conninfo(database.owner_url, dbname=name)) as conn:
+            assert conn.execute("SELECT to_regnamespace('europe')").fetchone() == (None,)
+    finally:
+        with psycopg.connect(database.owner_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
