@@ -48,6 +48,8 @@ def ask(
         False, "--via-api",
         help="Run the answer-question deployment through the Prefect API (`geoask server`, "
         "GEOASK_SERVER_API_URL) and wait for its result, instead of running in this process."),
+    verbose: bool = typer.Option(
+        False, "--verbose", help="Show Prefect's run log lines on the terminal too."),
 ) -> None:
     """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
     from flows.answer_question import answer_question
@@ -68,11 +70,19 @@ def ask(
             raise typer.BadParameter(str(error), param_hint="--variant") from None
     if via_api:
         from geoask.service.client import ask_via_api
+        from geoask.service.local import ensure_server
+        from geoask.settings import get_settings
 
+        ensure_server(get_settings())
         result = ask_via_api(question, variant=variant, model=model)
     else:
-        result = answer_question(question, variant=variant, model=model,
-                                 services=open_question_services(variant, model))
+        from geoask.service.local import prefect_api
+        from geoask.settings import get_settings
+
+        services = open_question_services(variant, model)
+        with prefect_api(get_settings(), verbose=verbose):
+            result = answer_question(question, variant=variant, model=model,
+                                     services=services)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

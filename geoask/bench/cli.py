@@ -169,12 +169,15 @@ def bench(
         False, "--via-api",
         help="Run the nightly-benchmark deployment through the Prefect API (`geoask server`) "
         "with these parameters and wait for its report."),
+    verbose: bool = typer.Option(
+        False, "--verbose", help="Show Prefect's run log lines on the terminal too."),
 ) -> None:
     """Run the benchmark (when no sub-command is given) and print the report."""
     if ctx.invoked_subcommand is not None:
         return
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
-    quiet_console()
+    if not verbose:
+        quiet_console()
     from flows.run_benchmark import default_out_dir
     from geoask.bench.runs import load_benchmark_cases, parse_variants
     from geoask.composition import model_provider
@@ -196,11 +199,17 @@ def bench(
                   "repeat": repeat, "out_dir": str(folder)}
     if via_api:
         from geoask.service.client import run_deployment_and_wait
+        from geoask.service.local import ensure_server
+
+        ensure_server(settings)
 
         summary = run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
                                           settings.api_run_timeout_s)
     else:
-        summary = _run_with_progress(parameters)
+        from geoask.service.local import prefect_api
+
+        with prefect_api(settings, verbose=verbose):
+            summary = _run_with_progress(parameters)
     typer.echo(summary["markdown"])
     typer.echo(f"report: {folder}/report.md, report.json, report.csv, scores.csv, "
                "ssa_by_difficulty.png")

@@ -32,11 +32,16 @@ def up() -> None:
 
 @app.command()
 def down() -> None:
-    """Stop the embedded cluster (idempotent)."""
+    """Stop the embedded cluster and the geoask Prefect server it holds (idempotent)."""
     settings = get_settings()
     if uses_external_database(settings):
         typer.echo("GEOASK_DATABASE_URL is set: the external server is not geoask's to stop.")
         return
+    from geoask.service.local import stop_server
+
+    server = stop_server(settings)  # its database lives in the cluster
+    if server is not None:
+        typer.echo(f"Prefect server at {server.dashboard_url} stopped.")
     stopped = EmbeddedCluster(settings).down()
     typer.echo("PostGIS stopped." if stopped else "PostGIS was not running.")
 
