@@ -73,7 +73,7 @@ def ask(
         from geoask.service.local import ensure_server
         from geoask.settings import get_settings
 
-        ensure_server(get_settings())
+        ensure_server(get_settings(), deployment="answer-question")
         result = ask_via_api(question, variant=variant, model=model)
     else:
         from geoask.service.local import prefect_api

@@ -201,7 +201,7 @@ def bench(
         from geoask.service.client import run_deployment_and_wait
         from geoask.service.local import ensure_server
 
-        ensure_server(settings)
+        ensure_server(settings, deployment="nightly-benchmark")
 
         summary = run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
                                           settings.api_run_timeout_s)

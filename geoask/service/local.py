@@ -208,11 +208,34 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
-def ensure_server(settings: Settings, configured_url: str | None = None) -> str:
+def wait_for_deployment(api_url: str, name: str, timeout_s: float, log_path: str) -> None:
+    """Return once the server at ``api_url`` has a deployment ``name`` (polls every 0.25 s).
+
+    Raises:
+        ServiceError: it has none after ``timeout_s`` seconds (the message names the log).
+
+    """
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError, ValueError):
+            found = httpx.post(f"{api_url}/deployments/filter", timeout=5,
+                               json={"deployments": {"name": {"any_": [name]}}}).json()
+            if found:
+                return
+        time.sleep(0.25)
+    raise ServiceError(f"the geoask Prefect server at {api_url} has no deployment {name!r} "
+                       f"{timeout_s:.0f} s after its start; see {log_path}")
+
+
+def ensure_server(settings: Settings, configured_url: str | None = None,
+                  deployment: str | None = None) -> str:
     """The API URL to run flows against; starts a background server when none runs.
 
     ``configured_url`` (or ``GEOASK_SERVER_API_URL``, or ``PREFECT_API_URL`` in the
-    environment) is returned as is. A server started here is announced on stderr in one line.
+    environment) is returned as is. A server started here is announced on stderr in one line;
+    with ``deployment`` (``--via-api``), this returns once it serves that deployment.
 
     Raises:
         ServiceError, DatabaseError: no server runs and none could be started.
@@ -226,6 +249,9 @@ def ensure_server(settings: Settings, configured_url: str | None = None) -> str:
         if state is None:
             began = time.perf_counter()
             state = start_background(settings)
+            if deployment is not None:
+                wait_for_deployment(state.api_url, deployment, settings.server_start_timeout_s,
+                                    str(settings.prefect_home / SERVE_LOG))
             print(f"started the geoask Prefect server in the background in "
                   f"{time.perf_counter() - began:.1f} s: dashboard {state.dashboard_url} "
                   f"(log {state.log_path}; `geoask server stop` stops it)", file=sys.stderr)
