@@ -262,8 +262,13 @@ def showcase_command(
         if case_id not in by_id:
             raise BenchmarkCaseError(f"no benchmark case {case_id!r}; see benchmark/cases")
         key = RunKey(model, "FULL", 0, case_id)
-        run = (read_run(key, folder) if key.path(folder).is_file()
-               else run_case(by_id[case_id], key, settings))
+        if key.path(folder).is_file():
+            run = read_run(key, folder)
+        else:
+            from geoask.service.local import prefect_api
+
+            with prefect_api(settings):
+                run = run_case(by_id[case_id], key, settings)
         typer.echo(showcase_text(by_id[case_id].question, run))
 
 
