@@ -82,7 +82,8 @@ unit: setup ## pytest only
 
 test: setup lock-check lint typecheck unit ## lock check, ruff, mypy and the whole pytest suite (starts PostGIS itself)
 
-down: ## Stop the embedded PostGIS
+down: ## Stop the geoask Prefect server and the embedded PostGIS
+	-$(BIN)/geoask server stop
 	-$(BIN)/geoask db down
 
 clean: down ## Remove .venv, .tools and .geoask (the embedded cluster and all artifacts)

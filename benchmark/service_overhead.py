@@ -5,7 +5,8 @@ sandbox)::
 
     .venv/bin/python benchmark/service_overhead.py [--starts 3] [--repeats 5]
 
-It starts ``geoask server`` as a subprocess (its own PREFECT_HOME, SQLite) ``--starts`` times
+It starts ``geoask server`` as a subprocess (its own PREFECT_HOME and Prefect database in the
+embedded PostgreSQL cluster) ``--starts`` times
 and prints, per start, the time until ``/api/health`` answered and until the deployment
 ``answer-question`` was registered. Then, on one running server whose ``answer-question`` is
 the scripted-model flow of tests/service/scripted_flow.py, it answers two demo questions

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def ask(question: str, *, model: str | None = None, variant: str | None = None,
-        via_api: bool = False) -> QuestionResult:
+        via_api: bool = False, verbose: bool = False) -> QuestionResult:
     """Answer ``question`` about the database through the whole pipeline.
 
     Args:
@@ -34,8 +34,10 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
             ``reference`` for the offline replay of the benchmark's programs); None:
             ``GEOASK_MODEL`` and the per-role overrides.
         variant: FULL, POSTGIS, NO_STCA, NO_PLANNER or BASE; None: ``GEOASK_VARIANT``.
-        via_api: run the ``answer-question`` deployment of a running ``geoask server``
-            (``GEOASK_SERVER_API_URL``) instead of in this process.
+        via_api: run the ``answer-question`` deployment of the geoask Prefect server
+            (``GEOASK_SERVER_API_URL``, else the recorded local one, started in the background
+            when none runs) instead of in this process.
+        verbose: also show Prefect's run log lines on the terminal.
 
     Returns:
         The ``QuestionResult``: ``status`` answered/rejected/failed; ``answer`` (answer_type,
@@ -60,15 +62,21 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
         raise ConfigurationError("the question is not valid UTF-8 text") from None
     if variant:
         parse_variant(variant)  # an unknown variant fails before any work
+    from geoask.service.local import ensure_server, prefect_api
+    from geoask.settings import get_settings
+
+    settings = get_settings()
     if via_api:
         from geoask.service.client import ask_via_api
 
+        ensure_server(settings, deployment="answer-question")
         result: QuestionResult = ask_via_api(question, variant=variant, model=model)
         return result
     from flows.answer_question import answer_question
 
-    return answer_question(question, variant=variant, model=model,
-                           services=open_question_services(variant, model))
+    services = open_question_services(variant, model)
+    with prefect_api(settings, verbose=verbose):
+        return answer_question(question, variant=variant, model=model, services=services)
 
 
 def open_question_services(variant: str | None, model: str | None) -> QuestionServices:

@@ -45,6 +45,8 @@ def ask(
         False, "--via-api",
         help="Run the answer-question deployment through the Prefect API (`geoask server`, "
         "GEOASK_SERVER_API_URL) and wait for its result, instead of running in this process."),
+    verbose: bool = typer.Option(
+        False, "--verbose", help="Show Prefect's run log lines on the terminal too."),
 ) -> None:
     """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
     from geoask.api import ask as ask_question
@@ -67,7 +69,8 @@ def ask(
     from geoask.interrupt import run_until_stopped
 
     result = run_until_stopped(
-        lambda: ask_question(question, model=model, variant=variant, via_api=via_api),
+        lambda: ask_question(question, model=model, variant=variant, via_api=via_api,
+                             verbose=verbose),
         lambda: "stopped waiting; the flow run on the server is not cancelled" if via_api
         else "the question was not finished and nothing was recorded (its partial artifacts "
              "stay in the run's artifact folder)")

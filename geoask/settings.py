@@ -423,15 +423,26 @@ class Settings(BaseSettings):
         default=None,
         description=(
             "SQLAlchemy URL of the Prefect server's database, e.g. "
-            "postgresql+asyncpg://prefect:...@db-host:5432/prefect; unset: SQLite at "
-            "<home>/prefect/prefect.db."
+            "postgresql+asyncpg://prefect:...@db-host:5432/prefect; unset: the database "
+            "GEOASK_SERVER_DATABASE of the embedded cluster (created on first start), or "
+            "SQLite at <home>/prefect/prefect.db when GEOASK_DATABASE_URL names an external "
+            "server."
+        ),
+    )
+    server_database: str = Field(
+        default="prefect", pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description=(
+            "Name of the Prefect server's own database in the embedded PostgreSQL cluster "
+            "(beside the data's; owned by geoask_owner)."
         ),
     )
     server_api_url: str | None = Field(
         default=None,
         description=(
             "API URL of the Prefect server that `--via-api` and workers talk to, e.g. "
-            "http://prefect-host:4200/api; unset: http://127.0.0.1:<GEOASK_SERVER_PORT>/api."
+            "http://prefect-host:4200/api; when set, geoask starts no server of its own. "
+            "Unset: the running geoask server (<home>/prefect/server.json), started in the "
+            "background by `geoask ask`/`geoask bench` when none runs."
         ),
     )
     server_home: Path | None = Field(

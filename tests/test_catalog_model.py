@@ -83,7 +83,8 @@ def test_invalid_catalogs_are_rejected(tmp_path, path, value, message):
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("root:x:0:0:secret-hash:/root:/bin/bash\n", "(top level): Input should be a valid dictionary"),
+    [("root:x:0:0:secret-hash:/root:/bin/bash\n",
+      "(top level): Input should be a valid dictionary"),
      ("- secret-hash\n- b\n", "Input should be a valid dictionary"),
      ("tables: [secret-hash, b\n", "is not YAML"),
      ("", "Input should be a valid dictionary")],

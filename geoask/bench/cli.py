@@ -172,12 +172,15 @@ def bench(
         False, "--via-api",
         help="Run the nightly-benchmark deployment through the Prefect API (`geoask server`) "
         "with these parameters and wait for its report."),
+    verbose: bool = typer.Option(
+        False, "--verbose", help="Show Prefect's run log lines on the terminal too."),
 ) -> None:
     """Run the benchmark (when no sub-command is given) and print the report."""
     if ctx.invoked_subcommand is not None:
         return
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
-    quiet_console()
+    if not verbose:
+        quiet_console()
     from flows.run_benchmark import default_out_dir
     from geoask.bench.runs import load_benchmark_cases, parse_variants
     from geoask.composition import model_provider
@@ -200,6 +203,9 @@ def bench(
     if via_api:
         from geoask.interrupt import run_until_stopped
         from geoask.service.client import run_deployment_and_wait
+        from geoask.service.local import ensure_server
+
+        ensure_server(settings, deployment="nightly-benchmark")
 
         summary = run_until_stopped(
             lambda: run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
@@ -207,7 +213,10 @@ def bench(
             lambda: f"stopped waiting; the flow run on the server goes on and keeps its "
                     f"finished questions under {folder}/runs")
     else:
-        summary = _run_with_progress(parameters, folder)
+        from geoask.service.local import prefect_api
+
+        with prefect_api(settings, verbose=verbose):
+            summary = _run_with_progress(parameters, folder)
     typer.echo(summary["markdown"])
     redo = summary["meta"].get("infrastructure_failures", 0)
     if redo:
@@ -280,8 +289,13 @@ def showcase_command(
         if case_id not in by_id:
             raise BenchmarkCaseError(f"no benchmark case {case_id!r}; see benchmark/cases")
         key = RunKey(model, "FULL", 0, case_id)
-        run = (read_run(key, folder) if key.path(folder).is_file()
-               else run_case(by_id[case_id], key, settings))
+        if key.path(folder).is_file():
+            run = read_run(key, folder)
+        else:
+            from geoask.service.local import prefect_api
+
+            with prefect_api(settings):
+                run = run_case(by_id[case_id], key, settings)
         typer.echo(showcase_text(by_id[case_id].question, run))
 
 

@@ -32,11 +32,16 @@ def up() -> None:
 
 @app.command()
 def down() -> None:
-    """Stop the embedded cluster (idempotent)."""
+    """Stop the embedded cluster and the geoask Prefect server it holds (idempotent)."""
     settings = get_settings()
     if uses_external_database(settings):
         typer.echo("GEOASK_DATABASE_URL is set: the external server is not geoask's to stop.")
         return
+    from geoask.service.local import stop_server
+
+    server = stop_server(settings)  # its database lives in the cluster
+    if server is not None:
+        typer.echo(f"Prefect server at {server.dashboard_url} stopped.")
     stopped = EmbeddedCluster(settings).down()
     typer.echo("PostGIS stopped." if stopped else "PostGIS was not running.")
 
@@ -78,8 +83,10 @@ def load(
     if not uses_external_database(settings) and EmbeddedCluster(settings).up():
         typer.echo(f"started PostGIS on 127.0.0.1:{settings.db_port}")
     from flows.load_demo_data import load_demo_data
+    from geoask.service.local import prefect_api
 
-    summary = load_demo_data(force=force)
+    with prefect_api(settings):
+        summary = load_demo_data(force=force)
     verb = "loaded" if summary.changed else "unchanged (already loaded)"
     typer.echo(f"schema {summary.schema_name}: {verb}; {sum(summary.rows.values()):,} rows "
                f"in {len(summary.rows)} tables, verified")
@@ -103,8 +110,10 @@ def load_dataset(
     if not uses_external_database(settings) and EmbeddedCluster(settings).up():
         typer.echo(f"started PostGIS on 127.0.0.1:{settings.db_port}")
     from flows.load_dataset import load_dataset as load_flow
+    from geoask.service.local import prefect_api
 
-    summary = load_flow(path, force=force, owner_url=owner_url)
+    with prefect_api(settings):
+        summary = load_flow(path, force=force, owner_url=owner_url)
     if as_json:
         typer.echo(summary.model_dump_json(indent=2))
         return

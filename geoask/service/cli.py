@@ -1,9 +1,12 @@
 """``geoask server [--port P] [--no-serve] [--answer-flow MODULE:FLOW]``: server + deployments.
 
-Starts a Prefect server on 127.0.0.1 (telemetry off; SQLite under ``<home>/prefect`` unless
-GEOASK_SERVER_DATABASE_URL names a PostgreSQL database), waits for it to be healthy, then serves
-the deployments ``answer-question`` and ``nightly-benchmark`` in the foreground. Ctrl-C (or
-SIGTERM) stops serving and the server. The dashboard is at ``http://127.0.0.1:<port>``.
+Starts a Prefect server on 127.0.0.1 (telemetry off; its database in the embedded PostgreSQL
+cluster, see :func:`geoask.service.server.prepare_server_database`), waits for it to be
+healthy, records it in ``<home>/prefect/server.json`` (so ``geoask ask``/``bench`` use it),
+then serves the deployments ``answer-question`` and ``nightly-benchmark`` in the foreground.
+Ctrl-C (or SIGTERM) stops serving and the server. The dashboard is at
+``http://127.0.0.1:<port>``. ``geoask server stop`` stops the recorded server (one started in
+the background by ``ask``/``bench``, or a foreground one); ``geoask server status`` shows it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ app = typer.Typer(help="Start a local Prefect server (dashboard + API) and serve
 
 @app.callback(invoke_without_command=True)
 def server(
+    ctx: typer.Context,
     port: int | None = typer.Option(
         None, "--port", "-p", envvar="GEOASK_SERVER_PORT",
         help="Port on 127.0.0.1 (default 4200)."),
@@ -41,8 +45,14 @@ def server(
              "wrapper that injects a scripted model for offline tests)."),
     limit: int | None = typer.Option(
         None, "--limit", min=1, help="Most flow runs executed at once (default: no limit)."),
+    background: bool = typer.Option(
+        False, "--background", hidden=True,
+        help="Started detached by geoask ask/bench (recorded as mode background)."),
 ) -> None:
     """Start the Prefect server on 127.0.0.1 and serve answer-question and nightly-benchmark."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from geoask.service.local import ServerState, masked_url, running_server, write_state
     from geoask.service.server import PrefectServer, client_environment
     from geoask.settings import get_settings
 
@@ -51,11 +61,21 @@ def server(
         settings = settings.model_copy(update={"server_port": port})
     # a bad --answer-flow fails at once, before the server's start-up
     flow = _load_flow(answer_flow) if serve and answer_flow else None
+    running = running_server(settings)
+    if running is not None:
+        raise ServiceError(f"a geoask Prefect server ({running.mode}, pid {running.pid}) "
+                           f"already runs at {running.dashboard_url}; stop it with `geoask "
+                           "server stop` first (or set GEOASK_SERVER_HOME to another folder)")
     prefect_server = PrefectServer(settings)
     # SIGTERM ends the foreground serve like Ctrl-C, so the server child is always stopped.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         started_in = prefect_server.start()
+        write_state(settings, ServerState(
+            api_url=prefect_server.api_url, pid=os.getpid(), port=prefect_server.port,
+            mode="background" if background else "foreground",
+            log_path=str(prefect_server.log_path),
+            database=masked_url(prefect_server.database_url or "")))
         typer.echo(f"Prefect server healthy after {started_in:.1f} s; dashboard "
                    f"{prefect_server.dashboard_url}, API {prefect_server.api_url}")
         os.environ.update(client_environment(settings, prefect_server.api_url))
@@ -68,7 +88,39 @@ def server(
         typer.echo("stopping")
     finally:
         prefect_server.stop()
+        _remove_own_state(settings)
         typer.echo("Prefect server stopped")
+
+
+@app.command("stop")
+def stop_command() -> None:
+    """Stop the recorded geoask Prefect server (background or foreground); idempotent."""
+    from geoask.service.local import stop_server
+    from geoask.settings import get_settings
+
+    stopped = stop_server(get_settings())
+    typer.echo(f"Prefect server at {stopped.dashboard_url} ({stopped.mode}) stopped."
+               if stopped else "no geoask Prefect server was running.")
+
+
+@app.command("status")
+def status_command() -> None:
+    """Print the recorded geoask Prefect server: URL, mode, pid, database, log."""
+    from geoask.service.local import running_server
+    from geoask.settings import get_settings
+
+    state = running_server(get_settings())
+    if state is None:
+        typer.echo("no geoask Prefect server is running (`geoask ask`/`bench` start one).")
+        return
+    typer.echo(f"running ({state.mode}, pid {state.pid}): dashboard {state.dashboard_url}, "
+               f"API {state.api_url}\ndatabase: {state.database}\nlog: {state.log_path}")
+
+
+def _remove_own_state(settings: Settings) -> None:
+    from geoask.service.local import remove_state
+
+    remove_state(settings, os.getpid())
 
 
 def _serve(settings: Settings, answer_flow: Flow[..., Any] | None, limit: int | None

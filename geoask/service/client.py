@@ -26,7 +26,10 @@ def qualified_deployment_name(name: str) -> str | None:
 
 @contextmanager
 def api_settings(settings: Settings) -> Iterator[str]:
-    """Point Prefect's client at ``settings.prefect_api_url`` (results readable); yield the URL.
+    """Point Prefect's client at the server (results readable); yield its API URL.
+
+    The server is ``GEOASK_SERVER_API_URL``, else the running geoask server recorded in
+    ``<home>/prefect/server.json``, else ``http://127.0.0.1:<GEOASK_SERVER_PORT>/api``.
 
     Raises:
         ServiceError: no healthy server answers at that URL.
@@ -39,9 +42,11 @@ def api_settings(settings: Settings) -> Iterator[str]:
         temporary_settings,
     )
 
+    from geoask.service.local import running_server
     from geoask.service.server import is_healthy
 
-    url = settings.prefect_api_url
+    recorded = None if settings.server_api_url else running_server(settings)
+    url = recorded.api_url if recorded else settings.prefect_api_url
     if not is_healthy(url):
         raise ServiceError(f"no Prefect server answers at {url}; start one with `geoask server` "
                            "(or set GEOASK_SERVER_API_URL / GEOASK_SERVER_PORT to yours)")

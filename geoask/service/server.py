@@ -2,10 +2,12 @@
 
 The server runs as a child process ``python -m prefect server start`` in its own process group,
 with telemetry off, ``PREFECT_HOME=<home>/prefect`` and its database at
-``GEOASK_SERVER_DATABASE_URL`` (default: SQLite at ``<home>/prefect/prefect.db``). Start-up
-takes 10-20 s; :meth:`PrefectServer.start` waits on ``/api/health`` with a bounded timeout.
+``GEOASK_SERVER_DATABASE_URL``, by default the database ``GEOASK_SERVER_DATABASE`` (``prefect``)
+of the embedded PostgreSQL cluster (:func:`prepare_server_database`; SQLite under
+``<home>/prefect`` when the data lives on an external server). Start-up takes 10-20 s;
+:meth:`PrefectServer.start` waits on ``/api/health`` with a bounded timeout.
 
->>> server_database_url(Settings(home=Path("/srv/geoask")))
+>>> sqlite_database_url(Settings(home=Path("/srv/geoask")))
 'sqlite+aiosqlite:////srv/geoask/prefect/prefect.db'
 """
 
@@ -30,11 +32,36 @@ from geoask.settings import Settings
 LOOPBACK = "127.0.0.1"
 
 
-def server_database_url(settings: Settings) -> str:
-    """The Prefect server's SQLAlchemy URL: the setting, else SQLite under ``<home>/prefect``."""
+def sqlite_database_url(settings: Settings) -> str:
+    """SQLAlchemy URL of a SQLite Prefect database under ``<home>/prefect``."""
+    return f"sqlite+aiosqlite:///{settings.prefect_home / 'prefect.db'}"
+
+
+def prepare_server_database(settings: Settings) -> str:
+    """The Prefect server's SQLAlchemy URL, its database made ready first.
+
+    ``GEOASK_SERVER_DATABASE_URL`` when set (used as is); with an external data server
+    (``GEOASK_DATABASE_URL``) SQLite under ``<home>/prefect``; otherwise the database
+    ``GEOASK_SERVER_DATABASE`` of the embedded cluster, which is started when stopped and
+    gets the database on first use (:meth:`EmbeddedCluster.ensure_database`), reached as
+    ``geoask_owner`` through asyncpg (``postgresql+asyncpg://...``).
+
+    Raises:
+        DatabaseError: the embedded cluster cannot be started or set up.
+
+    """
+    from geoask.db.cluster import OWNER_ROLE, EmbeddedCluster
+    from geoask.db.urls import uses_external_database
+
     if settings.server_database_url:
         return settings.server_database_url
-    return f"sqlite+aiosqlite:///{settings.prefect_home / 'prefect.db'}"
+    if uses_external_database(settings):
+        return sqlite_database_url(settings)
+    cluster = EmbeddedCluster(settings)
+    cluster.up()
+    cluster.ensure_database(settings.server_database)
+    url = cluster.url(OWNER_ROLE, settings.server_database)
+    return url.replace("postgresql://", "postgresql+asyncpg://", 1)
 
 
 def api_url_for(port: int) -> str:
@@ -63,9 +90,12 @@ def client_environment(settings: Settings, api_url: str) -> dict[str, str]:
 
 
 def server_environment(
-    settings: Settings, port: int, base: Mapping[str, str] | None = None
+    settings: Settings, port: int, database_url: str, base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Environment of the ``prefect server start`` child: ``base`` plus the server settings.
+
+    ``database_url`` is the SQLAlchemy URL of the server's database
+    (:func:`prepare_server_database`).
 
     A ``PREFECT_API_URL`` inherited from ``base`` is dropped: the server must not point at
     another server, and the dashboard is told the API URL of this one.
@@ -78,7 +108,7 @@ def server_environment(
         "PREFECT_SERVER_API_HOST": LOOPBACK,
         "PREFECT_SERVER_API_PORT": str(port),
         "PREFECT_UI_API_URL": api_url_for(port),
-        "PREFECT_SERVER_DATABASE_CONNECTION_URL": server_database_url(settings),
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL": database_url,
     })
     return environment
 
@@ -114,6 +144,7 @@ class PrefectServer:
 
     Attributes:
         started_in_s: seconds from launch until the health endpoint answered (after start).
+        database_url: the server database's SQLAlchemy URL (after start).
 
     """
 
@@ -123,7 +154,9 @@ class PrefectServer:
         self.port = port or settings.server_port
         self.log_path = log_path or settings.prefect_home / "server.log"
         self.started_in_s: float | None = None
+        self.database_url: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
+
 
     @property
     def api_url(self) -> str:
@@ -149,11 +182,12 @@ class PrefectServer:
         self.settings.prefect_home.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         begin = time.perf_counter()
+        self.database_url = database_url = prepare_server_database(self.settings)
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "prefect", "server", "start", "--host", LOOPBACK,
                  "--port", str(self.port), "--analytics-off"],
-                env=server_environment(self.settings, self.port, os.environ),
+                env=server_environment(self.settings, self.port, database_url, os.environ),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )

@@ -63,3 +63,23 @@ def test_port_taken_gives_a_clear_error(database, tmp_path):
     assert f"port {database.settings.db_port} on 127.0.0.1 is used by another program" in (
         result.stderr)
     assert "Traceback" not in result.stderr
+
+
+def test_down_stops_the_recorded_prefect_server_first(cli, tmp_path):
+    """`geoask db down` stops the geoask Prefect server whose database lives in the cluster."""
+    from geoask.service.local import ServerState, write_state
+    from geoask.settings import Settings
+
+    settings = Settings(home=tmp_path / "home")
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as server:
+        try:
+            write_state(settings, ServerState(
+                api_url="http://127.0.0.1:9/api", pid=server.pid, port=9, mode="background",
+                log_path="-", database="-"))
+            down = cli("db", "down")
+            assert down.returncode == 0, down.stderr
+            assert "Prefect server at http://127.0.0.1:9 stopped." in down.stdout
+            assert server.wait(timeout=30) == -15  # SIGTERM
+            assert not (tmp_path / "home" / "prefect" / "server.json").exists()
+        finally:
+            server.kill()

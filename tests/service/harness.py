@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -40,6 +41,7 @@ class Served:
     healthy_after_s: float | None = None
     ready_after_s: float = 0.0
     users: int = 0
+    state: Any = None  # the ServerState of a server started in the background
     artifacts: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -60,10 +62,30 @@ class Served:
 _served: Served | None = None
 
 
+def server_database(work: Path) -> str:
+    """The Prefect database of the test server using ``work`` (one per server, dropped after)."""
+    return "prefect_" + "".join(c if c.isalnum() else "_" for c in work.name.lower())
+
+
+def drop_server_database(work: Path) -> None:
+    """Drop the test server's Prefect database from the embedded cluster (if it exists)."""
+    import psycopg
+    from psycopg import sql
+
+    from geoask.db.urls import owner_url
+    from geoask.settings import get_settings
+
+    with psycopg.connect(owner_url(get_settings()), autocommit=True) as connection:
+        connection.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(server_database(work))))
+
+
 def service_environment(work: Path) -> dict[str, str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
+    environment = {k: v for k, v in os.environ.items()
+                   if not k.startswith("PREFECT_API_") and k != "GEOASK_SERVER_API_URL"}
     environment.update({
         "GEOASK_SERVER_HOME": str(work / "prefect"),
+        "GEOASK_SERVER_DATABASE": server_database(work),
         "GEOASK_ARTIFACT_ROOT": str(work / "artifacts"),
         "GEOASK_SANDBOX_WORK_DIR": str(work / "sandbox-runs"),
         "GEOASK_SANDBOX_ARTIFACTS_URL": str(work / "sandbox-artifacts"),
@@ -160,8 +182,43 @@ def stop(served: Served, timeout_s: float = 30.0) -> int | None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=timeout_s)
     code = process.returncode
+    drop_server_database(served.work)
     shutil.rmtree(served.work, ignore_errors=True)
     return code
+
+
+def start_background(arguments: list[str], name: str = "background"
+                     ) -> tuple[Served, subprocess.CompletedProcess[str]]:
+    """Run ``geoask <arguments>`` with no server running: it starts one in the background.
+
+    Returns the recorded server (``process`` None: it is not our child) and the command's
+    outcome; stop the server with :func:`stop_background`.
+    """
+    from geoask.service.local import ServerState
+
+    work = Path("/tmp") / f"geoask-service-tests-{os.getpid()}-{name}"
+    work.mkdir(mode=0o755, exist_ok=True)
+    environment = {**service_environment(work), "GEOASK_SERVER_PORT": str(free_port())}
+    done = subprocess.run([GEOASK, *arguments], env=environment, cwd=ROOT, capture_output=True,
+                          text=True, timeout=900, check=False)
+    state_file = work / "prefect" / "server.json"
+    if not state_file.is_file():
+        drop_server_database(work)
+        raise RuntimeError(f"geoask {arguments[0]} started no server:\n{done.stderr[-3000:]}")
+    state = ServerState(**json.loads(state_file.read_text()))
+    served = Served(None, state.port, work, environment,  # type: ignore[arg-type]
+                    work / "prefect" / "serve.log", state=state)
+    return served, done
+
+
+def stop_background(served: Served) -> subprocess.CompletedProcess[str]:
+    """``geoask server stop`` for ``served``; then drop its database and folder."""
+    try:
+        return subprocess.run([GEOASK, "server", "stop"], env=served.environment, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        drop_server_database(served.work)
+        shutil.rmtree(served.work, ignore_errors=True)
 
 
 def api_json(served: Served, path: str, body: dict | None = None) -> list | dict:

@@ -28,14 +28,60 @@ CASE = next(item.case for item in load_cases(DEFAULT_CASES_DIR, ["airports-001"]
 
 
 @pytest.fixture(scope="module")
-def real_served(database) -> Iterator[harness.Served]:
-    """`geoask server` serving the real answer-question and nightly-benchmark deployments."""
+def cold_start(database) -> Iterator[tuple[harness.Served, subprocess.CompletedProcess[str]]]:
+    """A cold `geoask ask --via-api`: it starts `geoask server` in the background (issue 16).
+
+    That server serves the real answer-question and nightly-benchmark deployments and is
+    stopped with `geoask server stop` after the module.
+    """
     harness.require_sandbox()
-    served = harness.start_server()
+    served, done = harness.start_background(
+        ["ask", CASE.question, "--model", "reference", "--via-api", "--json"], "real")
     try:
-        yield served
+        yield served, done
     finally:
-        harness.stop(served)
+        stopped = harness.stop_background(served)
+        assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stderr
+
+
+@pytest.fixture(scope="module")
+def real_served(cold_start) -> harness.Served:
+    """The server the cold start left running."""
+    return cold_start[0]
+
+
+def test_a_cold_ask_via_api_starts_a_postgres_backed_server_and_answers(cold_start):
+    served, done = cold_start
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["answer"]["data_payload"]["value"] == CASE.expected.value
+    assert "started the geoask Prefect server in the background" in done.stderr
+    assert served.state.mode == "background"
+    # its database is its own one in the embedded PostgreSQL cluster, password masked
+    assert served.state.database.startswith("postgresql+asyncpg://geoask_owner:***@127.0.0.1:")
+    assert served.state.database.endswith("/" + harness.server_database(served.work))
+    assert question_runs(served) == 1  # the question's run, recorded there
+
+
+def test_a_warm_ask_reuses_the_running_server_quietly(real_served):
+    environment = {k: v for k, v in real_served.environment.items()
+                   if k != "GEOASK_SERVER_API_URL"}
+    before = question_runs(real_served)
+    done = subprocess.run([harness.GEOASK, "ask", CASE.question, "--model", "reference",
+                           "--json"], env=environment, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["answer"]["data_payload"]["value"] == CASE.expected.value
+    assert "started the geoask Prefect server" not in done.stderr  # reused
+    assert "| INFO" not in done.stderr, done.stderr  # Prefect's run log stays off the terminal
+    assert question_runs(real_served) == before + 1  # run on the recorded server
+
+
+def question_runs(served: harness.Served) -> int:
+    """Flow runs of answer-question on ``served``'s server."""
+    count = harness.api_json(served, "flow_runs/count",
+                             {"flows": {"name": {"any_": ["answer-question"]}}})
+    assert isinstance(count, int)
+    return count
 
 
 def settings_for(served: harness.Served) -> Settings:

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from harness import GEOASK, ROOT
+from harness import GEOASK, ROOT, drop_server_database, server_database
 
 from geoask.service.server import api_url_for, free_port, is_healthy, port_is_free
 
@@ -17,6 +17,7 @@ def test_server_starts_healthy_and_stops_cleanly(tmp_path):
     port = free_port()
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
     environment["GEOASK_SERVER_HOME"] = str(tmp_path / "prefect")
+    environment["GEOASK_SERVER_DATABASE"] = server_database(tmp_path)
     process = subprocess.Popen([GEOASK, "server", "--no-serve", "--port", str(port)],
                                env=environment, cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -32,10 +33,17 @@ def test_server_starts_healthy_and_stops_cleanly(tmp_path):
             if ready:  # raw reads: nothing stays hidden in the text wrapper's buffer
                 seen += os.read(process.stdout.fileno(), 65536).decode(errors="replace")
         assert is_healthy(api_url_for(port))
-        assert (tmp_path / "prefect" / "prefect.db").is_file()  # SQLite under the server home
+        assert not (tmp_path / "prefect" / "prefect.db").exists()  # no SQLite: PostgreSQL
+        status = subprocess.run([GEOASK, "server", "status"], env=environment, cwd=ROOT,
+                                capture_output=True, text=True, timeout=60, check=True).stdout
+        assert f"running (foreground, pid {process.pid}): dashboard http://127.0.0.1:{port}" \
+            in status, status
+        assert f"/{server_database(tmp_path)}" in status and ":***@" in status
     finally:
         process.send_signal(signal.SIGTERM)
         rest, _ = process.communicate(timeout=60)
+        drop_server_database(tmp_path)
+    assert not (tmp_path / "prefect" / "server.json").exists()  # its record went with it
     output = seen + rest
     assert process.returncode == 0, output
     assert "healthy after" in output and "Prefect server stopped" in output

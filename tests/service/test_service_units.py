@@ -18,19 +18,22 @@ PREFECT_YAML = ROOT / "deployments" / "prefect.yaml"
 
 
 @pytest.mark.parametrize(("overrides", "expected"), [
-    ({"home": Path("/srv/g")}, "sqlite+aiosqlite:////srv/g/prefect/prefect.db"),
-    ({"home": Path("/srv/g"), "server_home": Path("/var/p")}, "sqlite+aiosqlite:////var/p/prefect.db"),
+    ({"home": Path("/srv/g"), "database_url": "postgresql://r@ext/db"},
+     "sqlite+aiosqlite:////srv/g/prefect/prefect.db"),  # external data server: SQLite
+    ({"home": Path("/srv/g"), "server_home": Path("/var/p"),
+      "database_url": "postgresql://r@ext/db"}, "sqlite+aiosqlite:////var/p/prefect.db"),
     ({"server_database_url": "postgresql+asyncpg://p:s@db/prefect"},
      "postgresql+asyncpg://p:s@db/prefect"),
 ])
-def test_server_database_url(overrides, expected):
-    assert server.server_database_url(Settings(**overrides)) == expected
+def test_server_database_url_without_the_embedded_cluster(overrides, expected):
+    assert server.prepare_server_database(Settings(**overrides)) == expected
 
 
 def test_server_environment_is_loopback_offline_and_drops_a_foreign_api_url():
     settings = Settings(home=Path("/srv/g"))
     environment = server.server_environment(
-        settings, 4321, {"PATH": "/bin", "PREFECT_API_URL": "http://elsewhere/api"})
+        settings, 4321, "sqlite+aiosqlite:///x.db",
+        {"PATH": "/bin", "PREFECT_API_URL": "http://elsewhere/api"})
     assert environment["PATH"] == "/bin"
     assert "PREFECT_API_URL" not in environment
     assert environment["PREFECT_SERVER_API_HOST"] == "127.0.0.1"
@@ -39,6 +42,7 @@ def test_server_environment_is_loopback_offline_and_drops_a_foreign_api_url():
     assert environment["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
     assert environment["DO_NOT_TRACK"] == "1"
     assert environment["PREFECT_HOME"] == "/srv/g/prefect"
+    assert environment["PREFECT_SERVER_DATABASE_CONNECTION_URL"] == "sqlite+aiosqlite:///x.db"
 
 
 def test_client_environment_persists_results_under_the_server_home():

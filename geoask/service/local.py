@@ -1,0 +1,305 @@
+"""geoask's long-lived local Prefect server: found through a state file, else started detached.
+
+``geoask ask`` and ``geoask bench`` run their flows against a Prefect server that outlives
+them, so a question does not pay for Prefect's temporary SQLite server (15-20 s) and the
+benchmark's concurrent runs are not refused with 503s. :func:`prefect_api` chooses it:
+
+1. an API URL set from outside - ``GEOASK_SERVER_API_URL``, or Prefect's own
+   ``PREFECT_API_URL`` (a flow-run subprocess, a test harness) - is used and nothing starts;
+2. else the server named by ``<home>/prefect/server.json`` (:class:`ServerState`: URL, pid,
+   port, mode), when its process lives and ``/api/health`` answers; a state file whose
+   process is gone is stale and removed;
+3. else ``geoask server`` is started in the background (:func:`start_background`: detached,
+   in its own session, output to ``<home>/prefect/serve.log``, the Prefect server's to
+   ``server.log``, database as :func:`geoask.service.server.prepare_server_database` says),
+   on ``GEOASK_SERVER_PORT`` or, when that port is taken, a free one; it serves the
+   deployments, so ``--via-api`` works against it. A file lock makes concurrent commands
+   start one.
+
+``geoask server`` in a terminal records itself in the same file, so commands reuse it too.
+``geoask server stop``, ``geoask db down`` and ``make down`` stop the recorded server
+(:func:`stop_server`). Nothing here imports Prefect until :func:`prefect_api` is entered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from geoask.errors import ServiceError
+from geoask.settings import Settings
+
+STATE_FILE = "server.json"
+LOCK_FILE = "server.lock"
+SERVE_LOG = "serve.log"
+SERVER_COMMAND = "import sys; from geoask.cli import main; sys.argv[0] = 'geoask'; main()"
+"""``python -c`` program running the geoask CLI (the arguments follow it)."""
+CHECKOUT = Path(__file__).resolve().parents[2]
+"""The source checkout (the served flows are imported from it by module name)."""
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What ``<home>/prefect/server.json`` records about a running geoask Prefect server.
+
+    Attributes:
+        api_url: ``http://127.0.0.1:<port>/api``.
+        pid: the ``geoask server`` process (SIGTERM stops it and its Prefect server).
+        port: TCP port on 127.0.0.1.
+        mode: ``background`` (started by a command) or ``foreground`` (``geoask server`` in
+            a terminal).
+        log_path: the Prefect server's output.
+        database: the server database's SQLAlchemy URL without its password.
+
+    """
+
+    api_url: str
+    pid: int
+    port: int
+    mode: str
+    log_path: str
+    database: str
+
+    @property
+    def dashboard_url(self) -> str:
+        """The Prefect UI: the API URL without ``/api``."""
+        return self.api_url.removesuffix("/api")
+
+
+def state_path(settings: Settings) -> Path:
+    """``<prefect home>/server.json``."""
+    return settings.prefect_home / STATE_FILE
+
+
+def read_state(settings: Settings) -> ServerState | None:
+    """The recorded server, or None when there is no (readable) state file."""
+    try:
+        return ServerState(**json.loads(state_path(settings).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_state(settings: Settings, state: ServerState) -> None:
+    """Record ``state`` (atomically; mode 0600, the file names the database user)."""
+    path = state_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(asdict(state), indent=2))
+    temporary.chmod(0o600)
+    temporary.replace(path)
+
+
+def remove_state(settings: Settings, pid: int | None = None) -> None:
+    """Delete the state file (only when it still names ``pid``, if given)."""
+    state = read_state(settings)
+    if pid is None or (state is not None and state.pid == pid):
+        with contextlib.suppress(FileNotFoundError):
+            state_path(settings).unlink()
+
+
+def process_alive(pid: int) -> bool:
+    """True when process ``pid`` exists and is not a zombie (Linux ``/proc``)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return status.rpartition(")")[2].split()[0] != "Z"
+
+
+def running_server(settings: Settings) -> ServerState | None:
+    """The recorded server when it runs and is healthy; a stale record is removed.
+
+    Raises:
+        ServiceError: the recorded process lives but its API does not answer (hung, or
+            still starting in another command after the lock was given up).
+
+    """
+    from geoask.service.server import is_healthy
+
+    state = read_state(settings)
+    if state is None:
+        return None
+    if not process_alive(state.pid):
+        remove_state(settings, state.pid)
+        return None
+    if is_healthy(state.api_url):
+        return state
+    raise ServiceError(f"the geoask Prefect server (pid {state.pid}) does not answer at "
+                       f"{state.api_url}; see {state.log_path}, or stop it with "
+                       "`geoask server stop`")
+
+
+def masked_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``.
+
+    >>> masked_url("postgresql+asyncpg://geoask_owner:s3cret@127.0.0.1:5432/prefect")
+    'postgresql+asyncpg://geoask_owner:***@127.0.0.1:5432/prefect'
+    """
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in credentials:
+        return url
+    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
+
+
+@contextlib.contextmanager
+def start_lock(settings: Settings) -> Iterator[None]:
+    """Hold ``<prefect home>/server.lock`` (an exclusive ``flock``) while inside."""
+    settings.prefect_home.mkdir(parents=True, exist_ok=True)
+    with (settings.prefect_home / LOCK_FILE).open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def start_background(settings: Settings) -> ServerState:
+    """Start ``geoask server`` detached; return its record once its API is healthy.
+
+    The process runs in a session of its own (it outlives this command and its terminal),
+    serves the deployments like a foreground ``geoask server``, writes its output to
+    ``<prefect home>/serve.log`` and runs until ``geoask server stop``.
+
+    Raises:
+        ServiceError: it exited, or did not record a healthy server within
+            ``GEOASK_SERVER_START_TIMEOUT_S`` (+30 s for the database); the message names the log.
+
+    """
+    from geoask.service.server import free_port, port_is_free
+
+    port = settings.server_port if port_is_free(settings.server_port) else free_port()
+    log_path = settings.prefect_home / SERVE_LOG
+    settings.prefect_home.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-c", SERVER_COMMAND, "server", "--background", "--port", str(port)],
+            env={**os.environ, "GEOASK_SERVER_HOME": str(settings.prefect_home)},
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, cwd=CHECKOUT)
+    deadline = time.monotonic() + settings.server_start_timeout_s + 30
+    while time.monotonic() < deadline:
+        state = read_state(settings)
+        if state is not None and state.pid == process.pid:
+            return state
+        if process.poll() is not None:
+            raise ServiceError(f"the geoask Prefect server exited with code "
+                               f"{process.returncode} while starting: {_last_line(log_path)} "
+                               f"(log {log_path})")
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGTERM)
+    raise ServiceError(f"the geoask Prefect server did not start within "
+                       f"{settings.server_start_timeout_s + 30:.0f} s; see {log_path} or raise "
+                       "GEOASK_SERVER_START_TIMEOUT_S")
+
+
+def _last_line(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
+
+
+def wait_for_deployment(api_url: str, name: str, timeout_s: float, log_path: str) -> None:
+    """Return once the server at ``api_url`` has a deployment ``name`` (polls every 0.25 s).
+
+    Raises:
+        ServiceError: it has none after ``timeout_s`` seconds (the message names the log).
+
+    """
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError, ValueError):
+            found = httpx.post(f"{api_url}/deployments/filter", timeout=5,
+                               json={"deployments": {"name": {"any_": [name]}}}).json()
+            if found:
+                return
+        time.sleep(0.25)
+    raise ServiceError(f"the geoask Prefect server at {api_url} has no deployment {name!r} "
+                       f"{timeout_s:.0f} s after its start; see {log_path}")
+
+
+def ensure_server(settings: Settings, configured_url: str | None = None,
+                  deployment: str | None = None) -> str:
+    """The API URL to run flows against; starts a background server when none runs.
+
+    ``configured_url`` (or ``GEOASK_SERVER_API_URL``, or ``PREFECT_API_URL`` in the
+    environment) is returned as is. A server started here is announced on stderr in one line;
+    with ``deployment`` (``--via-api``), this returns once it serves that deployment.
+
+    Raises:
+        ServiceError, DatabaseError: no server runs and none could be started.
+
+    """
+    explicit = settings.server_api_url or configured_url or os.environ.get("PREFECT_API_URL")
+    if explicit:
+        return explicit
+    with start_lock(settings):
+        state = running_server(settings)
+        if state is None:
+            began = time.perf_counter()
+            state = start_background(settings)
+            if deployment is not None:
+                wait_for_deployment(state.api_url, deployment, settings.server_start_timeout_s,
+                                    str(settings.prefect_home / SERVE_LOG))
+            print(f"started the geoask Prefect server in the background in "
+                  f"{time.perf_counter() - began:.1f} s: dashboard {state.dashboard_url} "
+                  f"(log {state.log_path}; `geoask server stop` stops it)", file=sys.stderr)
+    return state.api_url
+
+
+@contextlib.contextmanager
+def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
+    """Run the block's flows against geoask's Prefect server (:func:`ensure_server`).
+
+    Sets ``PREFECT_API_URL`` for this process (Prefect's settings context and the
+    environment, which Dask workers and subprocesses inherit); without ``verbose`` Prefect's
+    console shows warnings only (the run logs keep everything). Yields the API URL.
+
+    Raises:
+        ServiceError, DatabaseError: see :func:`ensure_server`.
+
+    """
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from geoask.console import quiet_console
+
+    if not verbose:
+        quiet_console()
+    url = ensure_server(settings, PREFECT_API_URL.value())
+    os.environ["PREFECT_API_URL"] = url
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        yield url
+
+
+def stop_server(settings: Settings, timeout_s: float = 30.0) -> ServerState | None:
+    """Stop the recorded server (SIGTERM, SIGKILL after ``timeout_s``); None if none ran.
+
+    ``geoask server`` ends serving and stops its Prefect server on SIGTERM.
+    """
+    state = read_state(settings)
+    if state is None:
+        return None
+    if not process_alive(state.pid):
+        remove_state(settings, state.pid)
+        return None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(state.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while process_alive(state.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if process_alive(state.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(state.pid, signal.SIGKILL)
+    remove_state(settings, state.pid)
+    return state

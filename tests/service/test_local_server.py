@@ -1,0 +1,93 @@
+"""The state file of geoask's Prefect server: explicit URLs, stale and hung records, stop."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from geoask.errors import ServiceError
+from geoask.service import local
+from geoask.service.server import free_port
+from geoask.settings import Settings
+
+
+def state(pid: int, port: int, mode: str = "background") -> local.ServerState:
+    return local.ServerState(api_url=f"http://127.0.0.1:{port}/api", pid=pid, port=port,
+                             mode=mode, log_path="/tmp/x.log", database="sqlite")
+
+
+@pytest.fixture()
+def settings(tmp_path) -> Settings:
+    return Settings(home=tmp_path, server_port=free_port())
+
+
+@pytest.mark.parametrize("explicit", ["server_api_url", "environment"])
+def test_an_explicit_api_url_starts_nothing(settings, monkeypatch, explicit):
+    url = "http://prefect.example:4200/api"
+    if explicit == "environment":
+        monkeypatch.setenv("PREFECT_API_URL", url)
+    else:
+        monkeypatch.delenv("PREFECT_API_URL", raising=False)
+        settings = settings.model_copy(update={"server_api_url": url})
+    assert local.ensure_server(settings) == url
+    assert not local.state_path(settings).exists()
+    assert not (settings.prefect_home / local.SERVE_LOG).exists()
+
+
+def test_a_record_whose_process_is_gone_is_stale_and_removed(settings):
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True)
+    local.write_state(settings, state(int(finished.stdout), settings.server_port))
+    assert local.read_state(settings) is not None
+    assert local.running_server(settings) is None
+    assert not local.state_path(settings).exists()
+    assert local.stop_server(settings) is None
+
+
+def test_a_live_process_that_does_not_answer_is_a_clear_error(settings):
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as sleeper:
+        try:
+            local.write_state(settings, state(sleeper.pid, settings.server_port))
+            with pytest.raises(ServiceError, match=rf"pid {sleeper.pid}.* does not answer.*"
+                                                   r"`geoask server stop`"):
+                local.running_server(settings)
+            stopped = local.stop_server(settings, timeout_s=10)
+            assert stopped is not None and stopped.pid == sleeper.pid
+            assert sleeper.wait(timeout=10) == -15  # SIGTERM
+            assert not local.state_path(settings).exists()
+        finally:
+            sleeper.kill()
+
+
+def test_a_record_is_removed_only_by_its_own_process(settings):
+    local.write_state(settings, state(4242, settings.server_port))
+    local.remove_state(settings, pid=4343)
+    assert local.read_state(settings) == state(4242, settings.server_port)
+    assert oct(local.state_path(settings).stat().st_mode & 0o777) == "0o600"
+    local.remove_state(settings, pid=4242)
+    assert local.read_state(settings) is None
+
+
+def test_an_unreadable_record_counts_as_none(settings):
+    local.state_path(settings).parent.mkdir(parents=True)
+    local.state_path(settings).write_text("{not json")
+    assert local.read_state(settings) is None
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("postgresql+asyncpg://u:p@h:1/d", "postgresql+asyncpg://u:***@h:1/d"),
+    ("postgresql+asyncpg://u@h:1/d", "postgresql+asyncpg://u@h:1/d"),
+    ("sqlite+aiosqlite:////srv/p.db", "sqlite+aiosqlite:////srv/p.db"),
+])
+def test_masked_url(url, expected):
+    assert local.masked_url(url) == expected
+
+
+def test_a_server_that_exits_at_start_is_one_clear_error(settings, monkeypatch):
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setattr(local, "SERVER_COMMAND", "import sys; print('boom: no luck'); sys.exit(3)")
+    with pytest.raises(ServiceError, match=r"exited with code 3 while starting: boom: no luck"):
+        local.ensure_server(settings)
+    assert local.read_state(settings) is None
