@@ -125,11 +125,8 @@ def running_server(settings: Settings) -> ServerState | None:
     """
     from geoask.service.server import is_healthy
 
-    state = read_state(settings)
+    state = _live_state(settings)
     if state is None:
-        return None
-    if not process_alive(state.pid):
-        remove_state(settings, state.pid)
         return None
     if is_healthy(state.api_url):
         return state
@@ -282,16 +279,22 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
         yield url
 
 
+def _live_state(settings: Settings) -> ServerState | None:
+    """The recorded server if its process lives; a stale record is removed (None)."""
+    state = read_state(settings)
+    if state is not None and not process_alive(state.pid):
+        remove_state(settings, state.pid)
+        return None
+    return state
+
+
 def stop_server(settings: Settings, timeout_s: float = 30.0) -> ServerState | None:
     """Stop the recorded server (SIGTERM, SIGKILL after ``timeout_s``); None if none ran.
 
     ``geoask server`` ends serving and stops its Prefect server on SIGTERM.
     """
-    state = read_state(settings)
+    state = _live_state(settings)
     if state is None:
-        return None
-    if not process_alive(state.pid):
-        remove_state(settings, state.pid)
         return None
     with contextlib.suppress(ProcessLookupError):
         os.kill(state.pid, signal.SIGTERM)
