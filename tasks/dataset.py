@@ -18,7 +18,6 @@ from geoask.db import dataset as ds
 from geoask.db import loading
 from geoask.db.loading import TableCheck
 from geoask.db.urls import DatasetTarget, dataset_target
-from geoask.errors import DataValidationError
 from geoask.retry import TRANSIENT_RETRIES
 from geoask.settings import Settings
 
@@ -84,23 +83,17 @@ def verify_dataset(url: str, dataset: ds.Dataset, base: Path, staged: bool) -> l
         DataValidationError: listing every difference found.
 
     """
-    checks: list[TableCheck] = []
-    problems: list[str] = []
-    with psycopg.connect(url) as conn:
-        for table in dataset.tables:
-            schema = staging(table.schema_name) if staged else table.schema_name
-            check = loading.check_table(conn, schema, table.name,
-                                        ds.expected_rows(base / table.file), table.geometry_spec)
-            check = replace(check, table=f"{table.schema_name}.{table.name}")
-            problems += check.problems(table.geometry_spec)
-            checks.append(check)
-        for view in [] if staged else dataset.views:
-            check = loading.check_table(conn, view.schema_name, view.name, -1, None)
-            checks.append(replace(check, table=f"{view.schema_name}.{view.name}",
-                                  expected_rows=check.rows))
-    if problems:
-        raise DataValidationError(f"dataset {dataset.database} failed verification: "
-                                  + "; ".join(problems))
+    checks = loading.verify_tables(url, [
+        loading.TableTarget(staging(t.schema_name) if staged else t.schema_name, t.name,
+                            ds.expected_rows(base / t.file), t.geometry_spec,
+                            f"{t.schema_name}.{t.name}")
+        for t in dataset.tables], f"dataset {dataset.database}")
+    if not staged:  # views are counted, not verified
+        with psycopg.connect(url) as conn:
+            for view in dataset.views:
+                check = loading.check_table(conn, view.schema_name, view.name, -1, None)
+                checks.append(replace(check, table=f"{view.schema_name}.{view.name}",
+                                      expected_rows=check.rows))
     return checks
 
 

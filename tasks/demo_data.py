@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import psycopg
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 from psycopg import sql
@@ -20,7 +19,6 @@ from geoask.catalog.spatial import spatial_modifiers
 from geoask.db import loading
 from geoask.db.cluster import READER_ROLE
 from geoask.db.loading import GeometrySpec, TableCheck
-from geoask.errors import DataValidationError
 from geoask.retry import TRANSIENT_RETRIES
 
 DEMO_SRID = 4326
@@ -86,18 +84,11 @@ def verify_schema(url: str, schema: str, catalog: Catalog) -> list[TableCheck]:
         DataValidationError: listing every difference found.
 
     """
-    checks: list[TableCheck] = []
-    problems: list[str] = []
-    with psycopg.connect(url) as conn:
-        for table in catalog.tables:
-            expected = table.expected_rows if isinstance(table.expected_rows, int) else -1
-            geometry = _geometry(table)
-            check = loading.check_table(conn, schema, table.name, expected, geometry)
-            problems += check.problems(geometry)
-            checks.append(check)
-    if problems:
-        raise DataValidationError("demo data failed verification: " + "; ".join(problems))
-    return checks
+    return loading.verify_tables(url, [
+        loading.TableTarget(schema, table.name,
+                            table.expected_rows if isinstance(table.expected_rows, int) else -1,
+                            _geometry(table), table.name)
+        for table in catalog.tables], "demo data")
 
 
 @task(name="publish-schema", cache_policy=NO_CACHE)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psycopg
@@ -207,6 +207,41 @@ def check_table(conn: psycopg.Connection, schema: str, table: str, expected_rows
         assert stats is not None
         srids, invalid, types = sorted(stats[0] or []), stats[1], sorted(stats[2] or [])
     return TableCheck(table, rows[0] if rows else 0, expected_rows, srids, invalid, types)
+
+
+@dataclass(frozen=True)
+class TableTarget:
+    """One table to verify: location, expected rows (-1: any), geometry, and its label.
+
+    ``label`` names it in checks and messages (the table may sit in a staging schema).
+    """
+
+    schema: str
+    table: str
+    expected_rows: int
+    geometry: GeometrySpec | None
+    label: str
+
+
+def verify_tables(url: str, targets: Sequence[TableTarget], what: str) -> list[TableCheck]:
+    """Check every target (:func:`check_table`) in one connection; all problems in one error.
+
+    Raises:
+        DataValidationError: ``"<what> failed verification: problem; problem ..."``.
+
+    """
+    checks: list[TableCheck] = []
+    problems: list[str] = []
+    with psycopg.connect(url) as conn:
+        for target in targets:
+            check = check_table(conn, target.schema, target.table, target.expected_rows,
+                                target.geometry)
+            check = replace(check, table=target.label)
+            problems += check.problems(target.geometry)
+            checks.append(check)
+    if problems:
+        raise DataValidationError(f"{what} failed verification: " + "; ".join(problems))
+    return checks
 
 
 def publish(owner_url: str, swaps: Sequence[tuple[str, str]], fingerprint: str,
