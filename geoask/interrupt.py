@@ -19,6 +19,7 @@ not recorded and a rerun does it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import signal
 import sys
@@ -44,7 +45,9 @@ def run_until_stopped(work: Callable[[], T], kept: Callable[[], str]) -> T:
     """``work()``'s result, or on SIGINT/SIGTERM a clean stop (see the module docstring).
 
     Args:
-        work: what the command does; runs in a worker thread.
+        work: what the command does; runs in a worker thread, in a copy of the caller's
+            context (``contextvars``), so a Prefect settings context the caller entered -
+            ``geoask.service.local.prefect_api``'s server URL - holds inside ``work`` too.
         kept: called on a stop; a short sentence saying what was kept and how to go on
             (e.g. ``"7 of 20 questions finished and kept under out/runs; rerun to resume"``).
 
@@ -65,7 +68,11 @@ def run_until_stopped(work: Callable[[], T], kept: Callable[[], str]) -> T:
             outcome["error"] = error
 
     previous = {signum: signal.signal(signum, _handler(kept)) for signum in STOP_SIGNALS}
-    worker = threading.Thread(target=target, name="geoask-work", daemon=True)
+    # A new thread starts in an empty context: without the copy Prefect would fall back to its
+    # import-time settings and start a temporary SQLite server instead of using geoask's.
+    caller_context = contextvars.copy_context()
+    worker = threading.Thread(target=caller_context.run, args=(target,), name="geoask-work",
+                              daemon=True)
     try:
         worker.start()
         while worker.is_alive():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import signal
 import subprocess
 import sys
@@ -25,6 +26,22 @@ def test_work_result_and_errors_come_back_to_the_caller():
     assert run_until_stopped(lambda: 42, lambda: "nothing") == 42
     with pytest.raises(ZeroDivisionError):
         run_until_stopped(lambda: 1 / 0, lambda: "nothing")
+
+
+def test_work_runs_in_the_callers_context():
+    # geoask bench enters prefect_api() and then runs the flow in the worker thread: without
+    # the caller's context there, Prefect fell back to a temporary SQLite server.
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
+    token = marker.set("caller")
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:4999/api"}):
+            seen = run_until_stopped(lambda: (marker.get(), PREFECT_API_URL.value()),
+                                     lambda: "nothing")
+    finally:
+        marker.reset(token)
+    assert seen == ("caller", "http://127.0.0.1:4999/api")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
