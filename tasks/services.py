@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from prefect.cache_policies import NO_CACHE
@@ -40,9 +39,13 @@ class SchemaSource(Protocol):
         ...
 
 
-@dataclass
 class QuestionServices:
     """Everything the tasks of one question run need (in-process objects, never serialised).
+
+    A plain class on purpose, not a dataclass or pydantic model: Prefect walks every dataclass
+    and pydantic parameter of every task call, field by field, looking for upstream futures,
+    and walking the settings, catalog and growing log at each stage took about a tenth of a
+    benchmark question's CPU; a plain object is one leaf.
 
     Attributes:
         settings: the geoask settings.
@@ -52,27 +55,31 @@ class QuestionServices:
         sandbox: runs generated Python.
         schema: retrieves schema subsets.
         catalog: the semantic catalog (table summaries for the intent agent).
-        run_id: the run's id (artifact folder name).
+        run_id: the run's id (artifact folder name; a fresh 12-hex-digit id when not given).
         store: the run's artifact folder.
         recorder: the execution log being written.
 
     """
 
-    settings: Settings
-    variant: Variant
-    models: ModelProvider
-    sql_runner: SqlRunner
-    sandbox: Sandbox
-    schema: SchemaSource
-    catalog: Catalog
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    store: RunArtifacts = field(init=False)
-    recorder: ExecutionRecorder = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.store = RunArtifacts(self.settings.artifact_root_url, self.run_id)
-        self.recorder = ExecutionRecorder(self.run_id, "", self.variant.value)
+    def __init__(self, *, settings: Settings, variant: Variant, models: ModelProvider,
+                 sql_runner: SqlRunner, sandbox: Sandbox, schema: SchemaSource,
+                 catalog: Catalog, run_id: str | None = None) -> None:
+        """Hold the parts; open the run's artifact folder and execution log."""
+        self.settings = settings
+        self.variant = variant
+        self.models = models
+        self.sql_runner = sql_runner
+        self.sandbox = sandbox
+        self.schema = schema
+        self.catalog = catalog
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.store = RunArtifacts(settings.artifact_root_url, self.run_id)
+        self.recorder = ExecutionRecorder(self.run_id, "", variant.value)
         self.recorder.log.artifact_folder = self.store.folder
+
+    def __repr__(self) -> str:
+        """``QuestionServices(run_id=..., variant=...)``."""
+        return f"QuestionServices(run_id={self.run_id!r}, variant={self.variant.value})"
 
     @property
     def config(self) -> VariantConfig:

@@ -31,8 +31,6 @@ from typing import Any
 import numpy as np
 import shapely
 from pyproj import CRS, Transformer
-from pyproj.aoi import AreaOfInterest
-from pyproj.database import query_utm_crs_info
 from pyproj.exceptions import CRSError
 from shapely.geometry.base import BaseGeometry
 
@@ -231,19 +229,30 @@ def _metric_crs(native: CRS | None, bounds_wgs84: np.ndarray
             return native, "native"
     lon = float(np.mean(bounds_wgs84[[0, 2]]))
     lat = float(np.mean(bounds_wgs84[[1, 3]]))
-    zone = _utm_zone(round(lon, 1), round(lat, 1))
-    return (zone, "estimated UTM zone") if zone is not None else (None, None)
+    epsg = utm_epsg(lon, lat)
+    return (_crs_from_epsg(epsg), "estimated UTM zone") if epsg is not None else (None, None)
 
 
-@lru_cache(maxsize=256)
-def _utm_zone(lon: float, lat: float) -> CRS | None:
-    """The WGS 84 UTM zone at ``(lon, lat)`` degrees, None beyond UTM's latitudes.
+def utm_epsg(lon: float, lat: float) -> int | None:
+    """EPSG code of the WGS 84 UTM zone holding ``(lon, lat)`` degrees; None beyond UTM.
 
-    Asked of pyproj's database (``query_utm_crs_info``, about 50 ms, hence the cache).
+    Zones are the standard 6-degree bands from 180 degrees W (zone 1), 326xx north of the
+    equator and 327xx south of it, for latitudes -80 to 84 degrees (the areas of use that
+    PROJ's database gives EPSG:32601-32760; arithmetic instead of ``query_utm_crs_info``, which
+    costs about 50 ms per call). A point on a zone boundary takes the eastern zone.
+
+    >>> utm_epsg(-78.8, 35.8), utm_epsg(151.2, -33.9), utm_epsg(0.0, 85.0)
+    (32617, 32756, None)
     """
-    area = AreaOfInterest(lon, lat, lon, lat)
-    found = query_utm_crs_info(datum_name="WGS 84", area_of_interest=area)
-    return CRS.from_epsg(int(found[0].code)) if found else None
+    if not -80.0 <= lat <= 84.0 or not -180.0 <= lon <= 180.0:
+        return None
+    zone = min(int((lon + 180.0) // 6.0) + 1, 60)
+    return (32600 if lat >= 0 else 32700) + zone
+
+
+@lru_cache(maxsize=128)
+def _crs_from_epsg(code: int) -> CRS:
+    return CRS.from_epsg(code)
 
 
 def _code(crs: CRS | None) -> str | None:

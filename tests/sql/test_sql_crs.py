@@ -50,3 +50,23 @@ def test_empty_and_all_null_columns_describe_no_crs():
     _, (native,) = reproject_result(_result(None, shapely.Point()))
     assert native.srids == [] and native.crs is None and native.metric_crs is None
     assert "no non-empty values" in native.to_text()
+
+
+def test_utm_zone_arithmetic_agrees_with_projs_database():
+    # utm_epsg replaced a query of PROJ's database (about 50 ms a call); they must agree.
+    import doctest
+    import random
+
+    from pyproj.aoi import AreaOfInterest
+    from pyproj.database import query_utm_crs_info
+
+    from geoask.sql import crs
+
+    assert doctest.testmod(crs).failed == 0
+    rng = random.Random(15)
+    for _ in range(60):
+        lon, lat = rng.uniform(-179.9, 179.9), rng.uniform(-79.9, 83.9)
+        found = query_utm_crs_info(datum_name="WGS 84",
+                                   area_of_interest=AreaOfInterest(lon, lat, lon, lat))
+        assert crs.utm_epsg(lon, lat) in {int(info.code) for info in found}, (lon, lat)
+    assert crs.utm_epsg(10.0, 84.5) is None and crs.utm_epsg(10.0, -80.5) is None
