@@ -33,6 +33,7 @@ from geoask.answer_features import (
     pick_answer,
     read_layers,
 )
+from geoask.sql.crs import utm_epsg
 
 if TYPE_CHECKING:
     from geoask.answers import FinalAnswer
@@ -81,14 +82,16 @@ def scale_label(length_m: float) -> str:
     return f"{length_m:g} m" if length_m < 1000 else f"{length_m / 1000:g} km"
 
 
-def map_crs(bounds_wgs84: Bounds, layer: gpd.GeoDataFrame) -> tuple[Any, float]:
+def map_crs(bounds_wgs84: Bounds) -> tuple[str, float]:
     """The drawing CRS and its map units per ground metre at the map centre.
 
-    UTM (1 unit per metre) for small extents; Web Mercator (1/cos(latitude)) otherwise.
+    The UTM zone at the centre (1 unit per metre; :func:`geoask.sql.crs.utm_epsg`) for small
+    extents within UTM's latitudes; Web Mercator (1/cos(latitude)) otherwise.
     """
     west, south, east, north = bounds_wgs84
-    if max(east - west, north - south) <= UTM_EXTENT_DEG:
-        return layer.estimate_utm_crs(), 1.0
+    zone = utm_epsg((west + east) / 2, (south + north) / 2)
+    if max(east - west, north - south) <= UTM_EXTENT_DEG and zone is not None:
+        return f"EPSG:{zone}", 1.0
     latitude = math.radians((south + north) / 2)
     return "EPSG:3857", 1.0 / max(math.cos(latitude), 1e-6)
 
@@ -98,14 +101,14 @@ class MapView:
     """What the PNG map shows: its CRS, map units per ground metre, and padded limits.
 
     Attributes:
-        crs: the drawing CRS (a pyproj CRS or ``"EPSG:3857"``).
+        crs: the drawing CRS (``"EPSG:326xx"``/``"EPSG:327xx"`` or ``"EPSG:3857"``).
         units_per_metre: map units per ground metre at the centre (1 in UTM).
         limits: ``(xmin, ymin, xmax, ymax)`` in map units: the extent plus a margin of
             :data:`MARGIN_SHARE` per side, at least :data:`MIN_MARGIN_M` metres.
 
     """
 
-    crs: Any
+    crs: str
     units_per_metre: float
     limits: tuple[float, float, float, float]
 
@@ -114,7 +117,7 @@ def map_view(bounds_wgs84: Bounds) -> MapView:
     """The view of an extent ``(west, south, east, north)`` in degrees (see :class:`MapView`)."""
     extent = gpd.GeoDataFrame(geometry=gpd.GeoSeries.from_xy(
         [bounds_wgs84[0], bounds_wgs84[2]], [bounds_wgs84[1], bounds_wgs84[3]], crs=4326))
-    crs, units_per_metre = map_crs(bounds_wgs84, extent)
+    crs, units_per_metre = map_crs(bounds_wgs84)
     west, south, east, north = (float(v) for v in extent.to_crs(crs).total_bounds)
     margin = MIN_MARGIN_M * units_per_metre
     pad_x = max((east - west) * MARGIN_SHARE, margin)
@@ -177,8 +180,7 @@ def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
     axes.set_title(title if len(title) <= 90 else title[:87] + "...", fontsize=10)
     axes.set_xticks([])
     axes.set_yticks([])
-    crs_name = crs if isinstance(crs, str) else f"EPSG:{crs.to_epsg()}"
-    axes.set_xlabel(f"drawn in {crs_name} from the run's GeoJSON exports (EPSG:4326)",
+    axes.set_xlabel(f"drawn in {crs} from the run's GeoJSON exports (EPSG:4326)",
                     fontsize=7)
     axes.set_ylabel("")
     buffer = io.BytesIO()
