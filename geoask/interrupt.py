@@ -6,9 +6,11 @@ and run at once however deep the work is blocked. On SIGINT or SIGTERM the handl
 
 1. marks the stop (:func:`stop_requested`), so nothing finishing after it is recorded;
 2. prints one line: what was stopped and what was kept (the caller's ``kept()``);
-3. ends this process's child processes (the temporary Prefect server, sandboxes: SIGTERM,
+3. runs the stop hooks (:func:`add_stop_hook`; e.g. flow runs in flight are marked Crashed
+   on the Prefect server, :mod:`geoask.service.stops`), each bounded by :data:`HOOK_TIMEOUT_S`;
+4. ends this process's child processes (the temporary Prefect server, sandboxes: SIGTERM,
    then SIGKILL after :data:`CHILD_GRACE_S`; psutil finds them);
-4. exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM) without waiting for
+5. exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM) without waiting for
    the questions in flight.
 
 Everything a command keeps is written atomically (temporary file, then rename), so a stop at
@@ -32,8 +34,20 @@ T = TypeVar("T")
 CHILD_GRACE_S: Final = 2.0
 """Seconds child processes get to end after SIGTERM before they are killed (SIGKILL)."""
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+HOOK_TIMEOUT_S: Final = 2.0
+"""Seconds all stop hooks together may take before the process exits anyway."""
+
+StopHook = Callable[[str], None]
+"""Told the signal's name (``"SIGTERM"``) when a stop was requested; must be quick."""
 
 _stop = threading.Event()
+_hooks: list[StopHook] = []
+
+
+def add_stop_hook(hook: StopHook) -> None:
+    """Run ``hook`` when SIGINT/SIGTERM stops this process (once, however often added)."""
+    if hook not in _hooks:
+        _hooks.append(hook)
 
 
 def stop_requested() -> bool:
@@ -96,11 +110,27 @@ def _handler(kept: Callable[[], str]) -> Callable[[int, Any], None]:
             detail = f"(what was kept could not be told: {error})"
         name = signal.Signals(signum).name
         _write(f"stopped by {name}: {detail}\n")
+        run_stop_hooks(name)
         end_child_processes()
         _write("")
         os._exit(128 + signum)
 
     return stop
+
+
+def run_stop_hooks(signal_name: str, timeout_s: float = HOOK_TIMEOUT_S) -> None:
+    """Run every stop hook in a daemon thread; give up waiting after ``timeout_s`` seconds.
+
+    A hook that fails or hangs (an unreachable server) never delays the stop beyond that.
+    """
+    def run_all() -> None:
+        for hook in list(_hooks):
+            with contextlib.suppress(Exception):
+                hook(signal_name)
+
+    runner = threading.Thread(target=run_all, name="geoask-stop-hooks", daemon=True)
+    runner.start()
+    runner.join(timeout_s)
 
 
 def end_child_processes(grace_s: float = CHILD_GRACE_S) -> None:

@@ -261,7 +261,9 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
 
     Sets ``PREFECT_API_URL`` for this process (Prefect's settings context and the
     environment, which Dask workers and subprocesses inherit); without ``verbose`` Prefect's
-    console shows warnings only (the run logs keep everything). Yields the API URL.
+    console shows warnings only (the run logs keep everything). Flow runs started in the block
+    are marked Crashed if SIGINT/SIGTERM stops geoask before they end
+    (:func:`geoask.service.stops.crash_runs_on_stop`). Yields the API URL.
 
     Raises:
         ServiceError, DatabaseError: see :func:`ensure_server`.
@@ -270,12 +272,13 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from geoask.console import quiet_console
+    from geoask.service.stops import crash_runs_on_stop
 
     if not verbose:
         quiet_console()
     url = ensure_server(settings, PREFECT_API_URL.value())
     os.environ["PREFECT_API_URL"] = url
-    with temporary_settings(updates={PREFECT_API_URL: url}):
+    with temporary_settings(updates={PREFECT_API_URL: url}), crash_runs_on_stop(url):
         yield url
 
 

@@ -57,3 +57,29 @@ def test_sigterm_ends_bench_within_seconds_keeping_finished_runs(database, tmp_p
     assert 1 <= len(kept) < QUESTIONS  # really stopped, and what finished is kept
     assert {run.status for run in kept} == {"answered"}  # none in flight recorded as failed
     assert not (out / "report.json").exists()
+    # The runs it had started do not stay Running on the server (geoask.service.stops).
+    benchmark_run, *_ = _flow_runs("run-benchmark")
+    assert benchmark_run.state.is_crashed(), benchmark_run.state
+    assert "stopped by SIGTERM" in (benchmark_run.state.message or "")
+    questions = _flow_runs("answer-question", benchmark_run.start_time)
+    assert questions and not [run.name for run in questions if run.state.is_running()]
+    assert {run.state.type.value for run in questions} <= {"COMPLETED", "CRASHED"}
+
+
+def _flow_runs(flow_name, started_after=None):
+    """The flow runs of ``flow_name`` (newest first), started after ``started_after``."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterStartTime,
+    )
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    runs_filter = (FlowRunFilter(start_time=FlowRunFilterStartTime(after_=started_after))
+                   if started_after else None)
+    with get_client(sync_client=True) as client:
+        return client.read_flow_runs(
+            flow_filter=FlowFilter(name=FlowFilterName(any_=[flow_name])),
+            flow_run_filter=runs_filter, sort=FlowRunSort.START_TIME_DESC, limit=50)

@@ -1,0 +1,78 @@
+"""Flow runs in flight are marked Crashed on the Prefect server when geoask is stopped.
+
+``geoask ask`` and ``geoask bench`` end at once on SIGINT/SIGTERM (:mod:`geoask.interrupt`),
+from a worker thread that Prefect's own signal handling never sees, so without this the
+question and benchmark runs they had started stayed ``Running`` (or ``Pending``) in the
+dashboard forever. :func:`geoask.service.local.prefect_api` enters :func:`crash_runs_on_stop`:
+every flow run the block starts carries a tag naming this process (``geoask-process-<pid>-
+<hex>``), and on a stop :func:`mark_stopped_runs` (a stop hook) sets each unfinished run with
+that tag to ``Crashed`` ("stopped by SIGTERM: ...") within the stop hooks' time bound.
+Runs of other processes on the same server are never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import threading
+from collections.abc import Iterator
+
+from geoask.interrupt import add_stop_hook
+
+_tagged: dict[str, str] = {}
+"""Process tag -> the API URL its runs were started against."""
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def crash_runs_on_stop(api_url: str) -> Iterator[str]:
+    """Tag the flow runs started in the block; a stop marks the unfinished ones Crashed.
+
+    Yields the tag.
+    """
+    from prefect import tags
+
+    tag = f"geoask-process-{os.getpid()}-{secrets.token_hex(3)}"
+    with _lock:
+        _tagged[tag] = api_url
+    add_stop_hook(mark_stopped_runs)
+    try:
+        with tags(tag):
+            yield tag
+    finally:
+        with _lock:
+            _tagged.pop(tag, None)
+
+
+def mark_stopped_runs(signal_name: str) -> None:
+    """Set every unfinished flow run tagged by :func:`crash_runs_on_stop` to ``Crashed``.
+
+    Scheduled, pending and running runs get the message ``stopped by <signal_name>: ...``;
+    the search is made twice, for a run being created during the first. Errors of the API
+    are left to the caller (:func:`geoask.interrupt.run_stop_hooks` ignores them: a stop
+    never waits on an unreachable server).
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+        FlowRunFilterTags,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Crashed
+
+    with _lock:
+        tagged = dict(_tagged)
+    unfinished = FlowRunFilterState(type=FlowRunFilterStateType(
+        any_=[StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING]))
+    message = f"stopped by {signal_name}: geoask was stopped before this run finished"
+    for tag, api_url in tagged.items():
+        runs_filter = FlowRunFilter(tags=FlowRunFilterTags(all_=[tag]), state=unfinished)
+        with (temporary_settings(updates={PREFECT_API_URL: api_url}),
+              get_client(sync_client=True) as client):
+            for _sweep in range(2):
+                for run in client.read_flow_runs(flow_run_filter=runs_filter):
+                    client.set_flow_run_state(run.id, Crashed(message=message), force=True)
