@@ -42,12 +42,22 @@ StopHook = Callable[[str], None]
 
 _stop = threading.Event()
 _hooks: list[StopHook] = []
+_detached: set[int] = set()
 
 
 def add_stop_hook(hook: StopHook) -> None:
     """Run ``hook`` when SIGINT/SIGTERM stops this process (once, however often added)."""
     if hook not in _hooks:
         _hooks.append(hook)
+
+
+def detach(pid: int) -> None:
+    """Spare child process ``pid`` and its descendants when this process is stopped.
+
+    For a server meant to outlive the command, such as the background Prefect server that
+    ``geoask ask`` starts.
+    """
+    _detached.add(pid)
 
 
 def stop_requested() -> bool:
@@ -134,10 +144,18 @@ def run_stop_hooks(signal_name: str, timeout_s: float = HOOK_TIMEOUT_S) -> None:
 
 
 def end_child_processes(grace_s: float = CHILD_GRACE_S) -> None:
-    """Ask every descendant process to end (SIGTERM), kill those left after ``grace_s`` s."""
+    """Ask every descendant process to end (SIGTERM), kill those left after ``grace_s`` s.
+
+    Processes given to :func:`detach`, and their descendants, are left running.
+    """
     import psutil
 
-    children = psutil.Process().children(recursive=True)
+    spared: set[int] = set()
+    for pid in _detached:
+        with contextlib.suppress(psutil.Error):
+            spared |= {pid, *(p.pid for p in psutil.Process(pid).children(recursive=True))}
+    children = [child for child in psutil.Process().children(recursive=True)
+                if child.pid not in spared]
     for child in children:
         try:
             child.terminate()

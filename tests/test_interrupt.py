@@ -62,3 +62,21 @@ def test_a_signal_ends_the_process_and_its_children_at_once(signum):
         f"stopped by {name}: 3 of 9 things kept; rerun to resume")
     assert (not psutil.pid_exists(child)
             or psutil.Process(child).status() == psutil.STATUS_ZOMBIE)
+
+
+def test_a_stop_spares_detached_servers_and_ends_other_children():
+    # Ctrl-C on the `geoask ask` that started the background server killed it (attack 3).
+    from geoask import interrupt
+
+    server = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    sandbox = subprocess.Popen(["sleep", "60"])
+    try:
+        interrupt.detach(server.pid)
+        interrupt.end_child_processes(grace_s=5)
+        sandbox.wait(timeout=5)  # ended (psutil reaped it, so no return code is left here)
+        assert server.poll() is None
+    finally:
+        interrupt._detached.discard(server.pid)
+        for process in (server, sandbox):
+            process.kill()
+            process.wait()

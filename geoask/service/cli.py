@@ -52,7 +52,13 @@ def server(
     """Start the Prefect server on 127.0.0.1 and serve answer-question and nightly-benchmark."""
     if ctx.invoked_subcommand is not None:
         return
-    from geoask.service.local import ServerState, masked_url, running_server, write_state
+    from geoask.service.local import (
+        ServerState,
+        masked_url,
+        process_started_at,
+        running_server,
+        write_state,
+    )
     from geoask.service.server import PrefectServer, client_environment
     from geoask.settings import get_settings
 
@@ -75,7 +81,10 @@ def server(
             api_url=prefect_server.api_url, pid=os.getpid(), port=prefect_server.port,
             mode="background" if background else "foreground",
             log_path=str(prefect_server.log_path),
-            database=masked_url(prefect_server.database_url or "")))
+            database=masked_url(prefect_server.database_url or ""),
+            started_at=process_started_at(os.getpid()), prefect_pid=prefect_server.pid,
+            prefect_started_at=(process_started_at(prefect_server.pid)
+                                if prefect_server.pid else None)))
         typer.echo(f"Prefect server healthy after {started_in:.1f} s; dashboard "
                    f"{prefect_server.dashboard_url}, API {prefect_server.api_url}")
         os.environ.update(client_environment(settings, prefect_server.api_url))

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from geoask.errors import ServiceError
+from geoask.interrupt import detach
 from geoask.settings import Settings
 
 STATE_FILE = "server.json"
@@ -59,6 +60,10 @@ class ServerState:
             a terminal).
         log_path: the Prefect server's output.
         database: the server database's SQLAlchemy URL without its password.
+        started_at: the ``geoask server`` process's start (Unix time, psutil), so that a pid
+            reused by another program after a crash or reboot is never taken for it.
+        prefect_pid: its ``prefect server start`` child (a process group of its own).
+        prefect_started_at: that child's start, likewise.
 
     """
 
@@ -68,6 +73,9 @@ class ServerState:
     mode: str
     log_path: str
     database: str
+    started_at: float | None = None
+    prefect_pid: int | None = None
+    prefect_started_at: float | None = None
 
     @property
     def dashboard_url(self) -> str:
@@ -106,13 +114,33 @@ def remove_state(settings: Settings, pid: int | None = None) -> None:
             state_path(settings).unlink()
 
 
-def process_alive(pid: int) -> bool:
-    """True when process ``pid`` exists and is not a zombie (Linux ``/proc``)."""
+def process_started_at(pid: int) -> float | None:
+    """When process ``pid`` started (Unix time); None when there is no such live process."""
+    import psutil
+
     try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        process = psutil.Process(pid)
+        return None if process.status() == psutil.STATUS_ZOMBIE else process.create_time()
+    except psutil.Error:
+        return None
+
+
+def is_process(pid: int | None, started_at: float | None, program: str) -> bool:
+    """True when ``pid`` lives and is the process recorded as started at ``started_at``.
+
+    A record without a start time (written by an older geoask) must at least name
+    ``program`` on the process's command line; a pid now used by anything else is not it.
+    """
+    import psutil
+
+    now = process_started_at(pid) if pid else None
+    if now is None:
         return False
-    return status.rpartition(")")[2].split()[0] != "Z"
+    if started_at is not None:
+        return abs(now - started_at) < 0.05
+    with contextlib.suppress(psutil.Error):
+        return program in " ".join(psutil.Process(pid).cmdline())
+    return False
 
 
 def running_server(settings: Settings) -> ServerState | None:
@@ -183,6 +211,7 @@ def start_background(settings: Settings) -> ServerState:
             env={**os.environ, "GEOASK_SERVER_HOME": str(settings.prefect_home)},
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True, cwd=CHECKOUT)
+    detach(process.pid)  # a stop of this command (Ctrl-C) leaves the server running
     deadline = time.monotonic() + settings.server_start_timeout_s + 30
     while time.monotonic() < deadline:
         state = read_state(settings)
@@ -283,18 +312,31 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
 
 
 def _live_state(settings: Settings) -> ServerState | None:
-    """The recorded server if its process lives; a stale record is removed (None)."""
+    """The recorded server if its process lives; a stale record is removed (None).
+
+    A Prefect server left behind by a ``geoask server`` that died (SIGKILL) is stopped then.
+    """
     state = read_state(settings)
-    if state is not None and not process_alive(state.pid):
+    if state is not None and not is_process(state.pid, state.started_at, "geoask"):
+        _stop_prefect_child(state)
         remove_state(settings, state.pid)
         return None
     return state
 
 
+def _stop_prefect_child(state: ServerState) -> None:
+    """SIGTERM the recorded Prefect server's process group, when it is still that process."""
+    if state.prefect_pid and is_process(state.prefect_pid, state.prefect_started_at, "prefect"):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(state.prefect_pid, signal.SIGTERM)
+
+
 def stop_server(settings: Settings, timeout_s: float = 30.0) -> ServerState | None:
     """Stop the recorded server (SIGTERM, SIGKILL after ``timeout_s``); None if none ran.
 
-    ``geoask server`` ends serving and stops its Prefect server on SIGTERM.
+    ``geoask server`` ends serving and stops its Prefect server on SIGTERM; a Prefect server
+    still running after it (its parent had to be killed) is sent SIGTERM too. Only the
+    processes the record names (pid and start time) are signalled.
     """
     state = _live_state(settings)
     if state is None:
@@ -302,10 +344,11 @@ def stop_server(settings: Settings, timeout_s: float = 30.0) -> ServerState | No
     with contextlib.suppress(ProcessLookupError):
         os.kill(state.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while process_alive(state.pid) and time.monotonic() < deadline:
+    while is_process(state.pid, state.started_at, "geoask") and time.monotonic() < deadline:
         time.sleep(0.1)
-    if process_alive(state.pid):
+    if is_process(state.pid, state.started_at, "geoask"):
         with contextlib.suppress(ProcessLookupError):
             os.kill(state.pid, signal.SIGKILL)
+    _stop_prefect_child(state)
     remove_state(settings, state.pid)
     return state

@@ -159,6 +159,11 @@ class PrefectServer:
 
 
     @property
+    def pid(self) -> int | None:
+        """The ``prefect server start`` process (leader of its own process group), if started."""
+        return self._process.pid if self._process is not None else None
+
+    @property
     def api_url(self) -> str:
         """``http://127.0.0.1:<port>/api``."""
         return api_url_for(self.port)

@@ -67,7 +67,7 @@ def test_port_taken_gives_a_clear_error(database, tmp_path):
 
 def test_down_stops_the_recorded_prefect_server_first(cli, tmp_path):
     """`geoask db down` stops the geoask Prefect server whose database lives in the cluster."""
-    from geoask.service.local import ServerState, write_state
+    from geoask.service.local import ServerState, process_started_at, write_state
     from geoask.settings import Settings
 
     settings = Settings(home=tmp_path / "home")
@@ -75,7 +75,7 @@ def test_down_stops_the_recorded_prefect_server_first(cli, tmp_path):
         try:
             write_state(settings, ServerState(
                 api_url="http://127.0.0.1:9/api", pid=server.pid, port=9, mode="background",
-                log_path="-", database="-"))
+                log_path="-", database="-", started_at=process_started_at(server.pid)))
             down = cli("db", "down")
             assert down.returncode == 0, down.stderr
             assert "Prefect server at http://127.0.0.1:9 stopped." in down.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -13,9 +14,16 @@ from geoask.service.server import free_port
 from geoask.settings import Settings
 
 
-def state(pid: int, port: int, mode: str = "background") -> local.ServerState:
+def state(pid: int, port: int, mode: str = "background", **extra) -> local.ServerState:
+    """A record of process ``pid`` as geoask writes it (with the process's start time)."""
     return local.ServerState(api_url=f"http://127.0.0.1:{port}/api", pid=pid, port=port,
-                             mode=mode, log_path="/tmp/x.log", database="sqlite")
+                             mode=mode, log_path="/tmp/x.log", database="sqlite",
+                             started_at=local.process_started_at(pid), **extra)
+
+
+def sleeper(*, session: bool = False) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            start_new_session=session)
 
 
 @pytest.fixture()
@@ -47,18 +55,18 @@ def test_a_record_whose_process_is_gone_is_stale_and_removed(settings):
 
 
 def test_a_live_process_that_does_not_answer_is_a_clear_error(settings):
-    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as sleeper:
+    with sleeper() as hung:
         try:
-            local.write_state(settings, state(sleeper.pid, settings.server_port))
-            with pytest.raises(ServiceError, match=rf"pid {sleeper.pid}.* does not answer.*"
+            local.write_state(settings, state(hung.pid, settings.server_port))
+            with pytest.raises(ServiceError, match=rf"pid {hung.pid}.* does not answer.*"
                                                    r"`geoask server stop`"):
                 local.running_server(settings)
             stopped = local.stop_server(settings, timeout_s=10)
-            assert stopped is not None and stopped.pid == sleeper.pid
-            assert sleeper.wait(timeout=10) == -15  # SIGTERM
+            assert stopped is not None and stopped.pid == hung.pid
+            assert hung.wait(timeout=10) == -15  # SIGTERM
             assert not local.state_path(settings).exists()
         finally:
-            sleeper.kill()
+            hung.kill()
 
 
 def test_a_record_is_removed_only_by_its_own_process(settings):
@@ -68,6 +76,37 @@ def test_a_record_is_removed_only_by_its_own_process(settings):
     assert oct(local.state_path(settings).stat().st_mode & 0o777) == "0o600"
     local.remove_state(settings, pid=4242)
     assert local.read_state(settings) is None
+
+
+@pytest.mark.parametrize("record", ["another start time", "no start time, not geoask"])
+def test_a_pid_reused_by_another_program_is_never_signalled(settings, record):
+    # After a crash or reboot the recorded pid may belong to anything (attack finding 1).
+    with sleeper() as other:
+        try:
+            recorded = state(other.pid, settings.server_port)
+            started = (recorded.started_at or 0) - 3600 if record == "another start time" else None
+            local.write_state(settings, dataclasses.replace(recorded, started_at=started))
+            assert local.running_server(settings) is None  # stale: removed, nothing signalled
+            assert local.stop_server(settings, timeout_s=1) is None
+            assert other.poll() is None
+            assert not local.state_path(settings).exists()
+        finally:
+            other.kill()
+
+
+def test_the_prefect_server_of_a_killed_geoask_server_is_stopped(settings):
+    # `geoask server` SIGKILLed: its Prefect server (own process group) must not live on.
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    with sleeper(session=True) as orphan:
+        try:
+            local.write_state(settings, dataclasses.replace(
+                state(int(gone.stdout), settings.server_port), prefect_pid=orphan.pid,
+                prefect_started_at=local.process_started_at(orphan.pid)))
+            assert local.running_server(settings) is None
+            assert orphan.wait(timeout=10) == -15  # SIGTERM to its group
+        finally:
+            orphan.kill()
 
 
 def test_an_unreadable_record_counts_as_none(settings):
