@@ -38,7 +38,7 @@ from geoask.bench.runs import (
     run_keys,
     save_run,
 )
-from geoask.served_models import check_served_model, in_deployment_run
+from geoask.served_models import check_served_model, check_served_paths, in_deployment_run
 from geoask.settings import Settings, get_settings
 from tasks.benchmark import answer_case, report_benchmark
 
@@ -107,13 +107,15 @@ def run_benchmark(
 
     Raises:
         GeoaskError: the cases cannot be read, or a parameter or model setting is invalid
-            (in a run started from a deployment: a ``model`` the server does not offer).
+            (in a run started from a deployment: a ``model`` the server does not offer, or a
+            ``tasks_file``/``out_dir`` outside its folders).
 
     """
     started = time.perf_counter()
     settings = get_settings()
-    if in_deployment_run():
-        check_served_model(model, settings)  # API callers get only configured models
+    if in_deployment_run():  # API callers get only configured models and the server's folders
+        check_served_model(model, settings)
+        check_served_paths(tasks_file, out_dir, settings)
     cases, target = load_benchmark_run(tasks_file, limit)
     folder = Path(out_dir) if out_dir else default_out_dir(model, settings)
     keys = run_keys(model, parse_variants(variant), repeat, cases)

@@ -20,6 +20,7 @@ from geoask.bench.loader import CaseTarget
 from geoask.bench.model import BenchmarkCase
 from geoask.bench.runs import CaseRun, RunKey, read_run, save_run, score_run, shared_parts
 from geoask.composition import model_provider, settings_for_target
+from geoask.errors import QuestionInterruptedError
 from geoask.interrupt import stop_requested
 from geoask.retry import is_infrastructure_failure, is_orchestration_error
 from geoask.settings import Settings, get_settings
@@ -53,7 +54,7 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
     services: QuestionServices | None = None
     try:
         if stop_requested():  # geoask is stopping: start no new question run
-            raise InterruptedError("geoask was stopped before this question started")
+            raise QuestionInterruptedError(f"{case.id}: geoask was stopped before it started")
         models = model_provider(settings, key.model, cases=[case])
         variant = parse_variant(key.variant)
         if services_factory is not None:

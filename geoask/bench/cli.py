@@ -16,7 +16,6 @@ cross-check; it exits 1 listing each disagreement. ``geoask bench fill [--only I
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -182,7 +181,7 @@ def bench(
     if not verbose:
         quiet_console()
     from flows.run_benchmark import default_out_dir
-    from geoask.bench.runs import load_benchmark_cases, parse_variants
+    from geoask.bench.runs import clear_runs, load_benchmark_cases, parse_variants
     from geoask.composition import model_provider
 
     settings = get_settings()
@@ -194,12 +193,13 @@ def bench(
     if not via_api:  # else the serving worker's models count, not this shell's
         # a model that cannot be built would fail (and be saved as failed) for every question
         model_provider(settings, model)
-    folder = out or default_out_dir(model, settings)
+    # absolute: a run through the API resolves paths in the server's working folder
+    folder = (out or default_out_dir(model, settings)).resolve()
     if fresh:
-        shutil.rmtree(folder / "runs", ignore_errors=True)
+        clear_runs(folder)
     parameters = {"model": model, "variant": variant,
-                  "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
-                  "repeat": repeat, "out_dir": str(folder)}
+                  "tasks_file": str(tasks_file.resolve()) if tasks_file else None,
+                  "limit": limit, "repeat": repeat, "out_dir": str(folder)}
     if via_api:
         from geoask.interrupt import run_until_stopped
         from geoask.service.client import run_deployment_and_wait

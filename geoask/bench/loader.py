@@ -8,6 +8,7 @@ Saving writes multi-line strings (SQL, scripts) as YAML block scalars so files s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -94,8 +95,7 @@ def load_case_file(path: Path) -> list[LoadedCase]:
     )
     if errors:
         details = "; ".join(
-            f"at {'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
-            for error in errors[:5]
+            f"at {schema_problem(error)}" for error in errors[:5]
         )
         raise BenchmarkCaseError(f"{path} does not follow case.schema.json: {details}")
     try:
@@ -113,6 +113,38 @@ def load_case_file(path: Path) -> list[LoadedCase]:
                                      f"({catalog}); give a path relative to the case file")
     target = CaseTarget(catalog, parsed.database)
     return [LoadedCase(case, path, target) for case in parsed.cases]
+
+
+def schema_problem(error: jsonschema.ValidationError) -> str:
+    """``'<path>: <what the schema expects>'`` for a JSON Schema violation, without values.
+
+    jsonschema's own message quotes the offending value (which may be a secret file a path
+    pointed at), so only the place, the rule and what the schema expects are given; unknown
+    keys are named only when they look like field names. For ``oneOf``/``anyOf`` the
+    problem deepest inside an alternative is told (the alternative the entry nearly meets).
+
+    >>> schema_problem(jsonschema.ValidationError("x", validator="type", validator_value="array"))
+    '(root): type: the schema expects "array"'
+    """
+    if error.context:
+        return schema_problem(max(error.context, key=lambda sub: (
+            len(sub.absolute_path), sub.validator not in ("additionalProperties", "required"))))
+    where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        known = set(schema.get("properties", {}))
+        names = sorted(str(key) for key in error.instance if key not in known)
+        shown = [name for name in names if _FIELD_NAME.fullmatch(name)]
+        return (f"{where}: unknown key {', '.join(shown)}" if shown and len(shown) == len(names)
+                else f"{where}: a key the schema does not define")
+    if error.validator in ("required", "type", "enum", "const", "minimum", "maximum",
+                           "minItems", "maxItems", "minLength", "maxLength", "pattern"):
+        return f"{where}: {error.validator}: the schema expects " \
+               f"{json.dumps(error.validator_value)[:120]}"
+    return f"{where}: fails the schema's {error.validator!s} rule"
+
+
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}")
 
 
 def load_cases(location: Path, only: Iterable[str] = ()) -> list[LoadedCase]:
@@ -199,8 +231,11 @@ def _read_yaml(path: Path) -> Any:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise BenchmarkCaseError(f"cannot read case file {path}: {error}") from None
-    except yaml.YAMLError as error:
-        raise BenchmarkCaseError(f"{path} is not valid YAML: {error}") from None
+    except yaml.YAMLError as error:  # its text quotes the file; give the problem and place only
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or "unreadable YAML"
+        raise BenchmarkCaseError(f"{path} is not valid YAML: {problem}{where}") from None
 
 
 class _BlockDumper(yaml.SafeDumper):

@@ -11,6 +11,7 @@ case and write the report are thin shells in ``tasks/benchmark.py``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -136,6 +137,22 @@ def run_keys(model: str, variants: Sequence[Variant], repeat: int,
         raise ConfigurationError(f"--repeat must be at least 1, got {repeat}")
     return [RunKey(model, v.value, r, c.id) for v in variants for r in range(repeat)
             for c in cases]
+
+
+def clear_runs(out_dir: Path) -> int:
+    """Delete the persisted runs under ``out_dir`` (``--fresh``); return how many.
+
+    Only files laid out as runs (``runs/<model>/<variant>/repeat-<k>/<case id>.json``) and
+    the folders they leave empty go; anything else a person keeps there stays.
+    """
+    removed = 0
+    for path in (out_dir / "runs").glob("*/*/repeat-*/*.json"):
+        path.unlink()
+        removed += 1
+    for folder in sorted((out_dir / "runs").glob("**/"), key=lambda p: -len(p.parts)):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty
+    return removed
 
 
 def pending_runs(keys: Iterable[RunKey], out_dir: Path) -> list[RunKey]:

@@ -194,7 +194,7 @@ def test_allowed_models_are_the_offline_and_configured_ones():
 
 @pytest.mark.parametrize("model", [
     "openai-compatible:llama3", "openai:gpt-4o", "http://evil.example/v1", "ollama:qwen",
-    "reference ; openai:gpt-4o", 42, ["reference"],
+    "reference ; openai:gpt-4o", 42, ["reference"], " reference",
 ])
 def test_a_model_the_server_does_not_offer_is_refused(model):
     from geoask.errors import ConfigurationError
@@ -210,6 +210,52 @@ def test_offered_models_pass(model):
     from geoask.served_models import check_served_model
 
     check_served_model(model, Settings(model="openai:gpt-4o"))
+
+
+@pytest.mark.parametrize(("tasks_file", "out_dir"), [
+    ("/etc/shadow", None),
+    ("{checkout}/benchmark/../pyproject.toml", None),
+    ("{home}/link-to-etc/passwd", None),
+    (None, "/tmp/evil_out"),
+    (None, "{home}/bench-runs/../elsewhere"),
+], ids=["system file", "dot-dot", "symlink", "foreign out dir", "dot-dot out dir"])
+def test_a_benchmark_path_outside_the_servers_folders_is_refused(tmp_path, tasks_file, out_dir):
+    # Attack finding 2: the nightly-benchmark deployment read /etc/shadow into its failure
+    # message and wrote report files wherever out_dir said.
+    from geoask.errors import ConfigurationError
+    from geoask.served_models import BENCHMARK_FOLDER, check_served_paths
+
+    (tmp_path / "link-to-etc").symlink_to("/etc")
+    fill = {"checkout": str(BENCHMARK_FOLDER.parent), "home": str(tmp_path)}
+    with pytest.raises(ConfigurationError, match="outside the folders this server serves"):
+        check_served_paths(tasks_file and tasks_file.format(**fill),
+                           out_dir and out_dir.format(**fill), Settings(home=tmp_path))
+
+
+def test_the_servers_own_benchmark_paths_pass(tmp_path):
+    from geoask.served_models import BENCHMARK_FOLDER, check_served_paths
+
+    settings = Settings(home=tmp_path, bench_cases_path=tmp_path / "mine" / "cases.yaml")
+    for tasks_file in (None, BENCHMARK_FOLDER / "cases",
+                       BENCHMARK_FOLDER / "databases" / "spdata" / "cases",
+                       tmp_path / "mine" / "more.yaml"):
+        check_served_paths(tasks_file and str(tasks_file), str(tmp_path / "bench-runs" / "m"),
+                           settings)
+
+
+@pytest.mark.parametrize("text", [
+    "root:$6$s3cr3thash:20228:0:99999:7:::\ndaemon:*:20228\n",
+    "cases:\n- {'s3cr3t: line with $6$ hash': 1}\n",
+], ids=["not YAML", "unknown key"])
+def test_a_case_file_error_never_quotes_the_file(tmp_path, text):
+    from geoask.bench.loader import load_case_file
+    from geoask.errors import BenchmarkCaseError
+
+    secret = tmp_path / "shadow.yaml"
+    secret.write_text(text)
+    with pytest.raises(BenchmarkCaseError, match=r"not valid YAML|does not follow") as caught:
+        load_case_file(secret)
+    assert "s3cr3t" not in str(caught.value) and "daemon" not in str(caught.value)
 
 
 def test_only_deployment_runs_are_restricted(prefect_harness):
