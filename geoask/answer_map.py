@@ -126,6 +126,18 @@ def map_view(bounds_wgs84: Bounds) -> MapView:
                                           north + pad_y))
 
 
+def plain_text(text: str) -> str:
+    r"""``text`` as matplotlib draws it literally: ``$`` escaped, so no mathtext is parsed.
+
+    An unbalanced ``$`` in a question or a label ("fees between $20 and $30") made matplotlib
+    raise, or draw the span between two of them in math italics.
+
+    >>> plain_text("fees between $20 and $30")
+    'fees between \\$20 and \\$30'
+    """
+    return text.replace("$", r"\$")
+
+
 def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
     """PNG bytes: ``features`` (EPSG:4326) zoomed to the answer, legend, scale bar, CRS note.
 
@@ -166,7 +178,7 @@ def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
         projected = features.answer.to_crs(crs)
         for point, text in zip(projected.geometry.representative_point(),
                                projected[features.label_column], strict=True):
-            axes.annotate(str(text), (point.x, point.y), xytext=(5, 5), fontsize=8,
+            axes.annotate(plain_text(str(text)), (point.x, point.y), xytext=(5, 5), fontsize=8,
                           textcoords="offset points", zorder=60)
     west, south, east, north = view.limits
     axes.set_xlim(west, east)
@@ -176,8 +188,10 @@ def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
     axes.add_artist(AnchoredSizeBar(axes.transData, length_m * units_per_metre,
                                     scale_label(length_m), loc="lower right", frameon=True,
                                     size_vertical=(north - south) / 150))
+    for handle in handles:
+        handle.set_label(plain_text(handle.get_label()))
     axes.legend(handles=handles, loc="upper left", fontsize=7, framealpha=0.9)
-    axes.set_title(title if len(title) <= 90 else title[:87] + "...", fontsize=10)
+    axes.set_title(plain_text(title if len(title) <= 90 else title[:87] + "..."), fontsize=10)
     axes.set_xticks([])
     axes.set_yticks([])
     axes.set_xlabel(f"drawn in {crs} from the run's GeoJSON exports (EPSG:4326)",
@@ -229,7 +243,8 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
         write_atomic(maps.png, png)
         write_atomic(maps.html, interactive_map_html(features, title).encode("utf-8"))
     except Exception as error:  # a map is a view; the answer stands without it
-        logger.warning("could not draw the answer map: %s", error)
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+        logger.warning("could not draw the answer map: %s: %s", type(error).__name__, first)
         return None
     encoded = base64.b64encode(png).decode("ascii")
     how = features.how or "the run's result features"

@@ -54,8 +54,13 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
     from geoask.errors import ConfigurationError
     from geoask.variants import parse_variant
 
-    if not isinstance(question, str) or not question.strip():
+    for name, value in (("question", question), ("model", model), ("variant", variant)):
+        if not isinstance(value, str) and (name == "question" or value is not None):
+            raise ConfigurationError(f"{name} must be text (str), not {type(value).__name__}")
+    if not question.strip():
         raise ConfigurationError("the question is empty; ask something about the data")
+    if "\x00" in question:
+        raise ConfigurationError("the question contains a NUL character; remove it")
     try:
         question.encode("utf-8")
     except UnicodeEncodeError:

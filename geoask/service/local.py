@@ -260,15 +260,25 @@ def ensure_server(settings: Settings, configured_url: str | None = None,
     """The API URL to run flows against; starts a background server when none runs.
 
     ``configured_url`` (or ``GEOASK_SERVER_API_URL``, or ``PREFECT_API_URL`` in the
-    environment) is returned as is. A server started here is announced on stderr in one line;
-    with ``deployment`` (``--via-api``), this returns once it serves that deployment.
+    environment) is returned as is once its ``/health`` answers. A server started here is
+    announced on stderr in one line; with ``deployment`` (``--via-api``), this returns once
+    it serves that deployment.
 
     Raises:
-        ServiceError, DatabaseError: no server runs and none could be started.
+        ServiceError, DatabaseError: no server runs and none could be started, or a
+            configured API URL does not answer.
 
     """
     explicit = settings.server_api_url or configured_url or os.environ.get("PREFECT_API_URL")
     if explicit:
+        from geoask.service.server import is_healthy
+
+        if not is_healthy(explicit):
+            source = ("GEOASK_SERVER_API_URL" if settings.server_api_url
+                      else "PREFECT_API_URL")
+            raise ServiceError(f"the Prefect API at {explicit} ({source}) does not answer; "
+                               f"start that server, or unset {source} to let geoask use its "
+                               "own")
         return explicit
     with start_lock(settings):
         state = running_server(settings)

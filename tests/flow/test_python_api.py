@@ -48,10 +48,17 @@ def test_the_package_offers_ask_and_nothing_it_does_not_have():
     ({"question": "   "}, "the question is empty"),
     ({"question": "How many airports \udcff in Texas?"}, "not valid UTF-8"),
     ({"question": "How many airports?", "variant": "WEIRD"}, "unknown variant 'WEIRD'"),
+    ({"question": 123}, "question must be text (str), not int"),
+    ({"question": b"How many airports?"}, "question must be text (str), not bytes"),
+    ({"question": "How many airports?", "variant": 5}, "variant must be text (str), not int"),
+    ({"question": "How many airports?", "variant": ["FULL"]}, "variant must be text (str)"),
+    ({"question": "How many airports?", "model": 42}, "model must be text (str), not int"),
+    ({"question": "How many airports\x00 in Texas?"}, "contains a NUL character"),
 ])
 def test_bad_input_is_a_clear_configuration_error(kwargs, message):
+    kwargs = {"model": "reference", **kwargs}
     with pytest.raises(ConfigurationError, match=re.escape(message)):
-        geoask.ask(model="reference", **kwargs)
+        geoask.ask(**kwargs)
 
 
 def test_without_a_model_ask_says_what_to_set(monkeypatch):

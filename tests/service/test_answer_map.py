@@ -121,6 +121,17 @@ def test_publish_answer_maps_writes_png_and_html_and_their_artifacts(tmp_path: P
     assert published[1][1] == maps.html
 
 
+def test_dollar_signs_in_title_and_labels_draw_literally(tmp_path: Path, published):
+    # Attack finding 7: an unbalanced $ made matplotlib's mathtext raise and both maps vanish.
+    store = RunArtifacts(str(tmp_path), "run-3")
+    answer = FinalAnswer(answer_type="ranked_list", summary="top 3", data_payload={
+        "items": [{"rank": r, "id": f"A{r:02d}", "value": float(r)} for r in (1, 2, 3)]})
+    maps = answer_map.publish_answer_maps(store, airport_run(store), answer,
+                                          r"costs $\frac{$ between $20 and $30?")
+    assert maps is not None and Path(maps.png).stat().st_size > 0
+    assert Path(maps.html).exists()
+
+
 def test_publish_answer_maps_without_geometry_draws_nothing(tmp_path: Path, published):
     store = RunArtifacts(str(tmp_path), "run-2")
     result = store.write_text("python-1/result.json", "{}")

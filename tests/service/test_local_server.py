@@ -31,17 +31,53 @@ def settings(tmp_path) -> Settings:
     return Settings(home=tmp_path, server_port=free_port())
 
 
+@pytest.fixture()
+def healthy_api():
+    """A local HTTP server whose ``/api/health`` answers 200, like Prefect's."""
+    import http.server
+    import threading
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/api/health" else 404)
+            self.end_headers()
+            self.wfile.write(b"true")
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api"
+    server.shutdown()
+
+
 @pytest.mark.parametrize("explicit", ["server_api_url", "environment"])
-def test_an_explicit_api_url_starts_nothing(settings, monkeypatch, explicit):
-    url = "http://prefect.example:4200/api"
+def test_an_explicit_api_url_starts_nothing(settings, monkeypatch, explicit, healthy_api):
     if explicit == "environment":
-        monkeypatch.setenv("PREFECT_API_URL", url)
+        monkeypatch.setenv("PREFECT_API_URL", healthy_api)
     else:
         monkeypatch.delenv("PREFECT_API_URL", raising=False)
-        settings = settings.model_copy(update={"server_api_url": url})
-    assert local.ensure_server(settings) == url
+        settings = settings.model_copy(update={"server_api_url": healthy_api})
+    assert local.ensure_server(settings) == healthy_api
     assert not local.state_path(settings).exists()
     assert not (settings.prefect_home / local.SERVE_LOG).exists()
+
+
+@pytest.mark.parametrize("explicit", ["server_api_url", "environment"])
+def test_an_explicit_api_url_that_does_not_answer_is_one_clear_error(settings, monkeypatch,
+                                                                      explicit):
+    # Attack finding 5: a 149-line traceback from Prefect's client.
+    dead = f"http://127.0.0.1:{free_port()}/api"
+    if explicit == "environment":
+        monkeypatch.setenv("PREFECT_API_URL", dead)
+    else:
+        monkeypatch.delenv("PREFECT_API_URL", raising=False)
+        settings = settings.model_copy(update={"server_api_url": dead})
+    name = "PREFECT_API_URL" if explicit == "environment" else "GEOASK_SERVER_API_URL"
+    with pytest.raises(ServiceError, match=rf"{dead} \({name}\) does not answer"):
+        local.ensure_server(settings)
+    assert not local.state_path(settings).exists()
 
 
 def test_a_record_whose_process_is_gone_is_stale_and_removed(settings):
