@@ -5,7 +5,8 @@ waits, so the signal handlers stay geoask's own (Prefect swaps SIGTERM only in t
 and run at once however deep the work is blocked. On SIGINT or SIGTERM the handler
 
 1. marks the stop (:func:`stop_requested`), so nothing finishing after it is recorded;
-2. prints one line: what was stopped and what was kept (the caller's ``kept()``);
+2. prints one line: what was stopped and what was kept (the caller's ``kept()``), and
+   silences logging, so the work failing while its children end prints nothing after it;
 3. runs the stop hooks (:func:`add_stop_hook`; e.g. flow runs in flight are marked Crashed
    on the Prefect server, :mod:`geoask.service.stops`), each bounded by :data:`HOOK_TIMEOUT_S`;
 4. ends this process's child processes (the temporary Prefect server, sandboxes: SIGTERM,
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import os
 import signal
 import sys
@@ -119,6 +121,8 @@ def _handler(kept: Callable[[], str]) -> Callable[[int, Any], None]:
         except Exception as error:  # the line must be printed whatever happens
             detail = f"(what was kept could not be told: {error})"
         name = signal.Signals(signum).name
+        # the work goes on failing while its children end: none of that reaches the terminal
+        logging.disable(logging.CRITICAL)
         _write(f"stopped by {name}: {detail}\n")
         run_stop_hooks(name)
         end_child_processes()

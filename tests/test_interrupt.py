@@ -14,11 +14,18 @@ import pytest
 from geoask.interrupt import run_until_stopped
 
 STOPPABLE = """
-import subprocess, sys, time
-from geoask.interrupt import run_until_stopped
+import logging, subprocess, sys, time
+from geoask.interrupt import add_stop_hook, run_until_stopped
 child = subprocess.Popen(["sleep", "120"])
 print(child.pid, flush=True)
-run_until_stopped(lambda: time.sleep(120), lambda: "3 of 9 things kept; rerun to resume")
+
+def work():  # fails noisily all the time, as a question does once its sandbox is killed
+    while True:
+        logging.getLogger("work").error("a step failed")
+        time.sleep(0.02)
+
+add_stop_hook(lambda name: time.sleep(0.3))  # a slow hook: the work logs on meanwhile
+run_until_stopped(work, lambda: "3 of 9 things kept; rerun to resume")
 """
 
 
