@@ -7,7 +7,6 @@ reproduces its verified answer. The whole 200 run in ``make demo``, not here.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -258,7 +257,9 @@ def test_database_down_mid_run_is_infrastructure_and_redone_on_resume(
     assert production is not None
 
     def build(settings, variant, models):
-        return dataclasses.replace(production(settings, variant, models), sql_runner=runner)
+        services = production(settings, variant, models)
+        services.sql_runner = runner
+        return services
 
     one_at_a_time = bench_flow.run_benchmark.with_options(
         task_runner=ThreadPoolTaskRunner(max_workers=1))
