@@ -16,9 +16,15 @@ import contextlib
 import os
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 
 from geoask.interrupt import add_stop_hook
+
+SWEEPS = 3
+SWEEP_PAUSE_S = 0.3
+"""The unfinished runs are searched :data:`SWEEPS` times, this far apart: a question whose run
+was being created when the stop came (its thread had started before) is caught too."""
 
 _tagged: dict[str, str] = {}
 """Process tag -> the API URL its runs were started against."""
@@ -49,7 +55,7 @@ def mark_stopped_runs(signal_name: str) -> None:
     """Set every unfinished flow run tagged by :func:`crash_runs_on_stop` to ``Crashed``.
 
     Scheduled, pending and running runs get the message ``stopped by <signal_name>: ...``;
-    the search is made twice, for a run being created during the first. Errors of the API
+    the search is repeated (:data:`SWEEPS`) for a run being created meanwhile. Errors of the API
     are left to the caller (:func:`geoask.interrupt.run_stop_hooks` ignores them: a stop
     never waits on an unreachable server).
     """
@@ -73,6 +79,8 @@ def mark_stopped_runs(signal_name: str) -> None:
         runs_filter = FlowRunFilter(tags=FlowRunFilterTags(all_=[tag]), state=unfinished)
         with (temporary_settings(updates={PREFECT_API_URL: api_url}),
               get_client(sync_client=True) as client):
-            for _sweep in range(2):
+            for sweep in range(SWEEPS):
+                if sweep:
+                    time.sleep(SWEEP_PAUSE_S)
                 for run in client.read_flow_runs(flow_run_filter=runs_filter):
                     client.set_flow_run_state(run.id, Crashed(message=message), force=True)

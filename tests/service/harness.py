@@ -87,6 +87,7 @@ def service_environment(work: Path) -> dict[str, str]:
         "GEOASK_SERVER_HOME": str(work / "prefect"),
         "GEOASK_SERVER_DATABASE": server_database(work),
         "GEOASK_ARTIFACT_ROOT": str(work / "artifacts"),
+        "GEOASK_BENCH_OUT_DIR": str(work / "bench-runs"),
         "GEOASK_SANDBOX_WORK_DIR": str(work / "sandbox-runs"),
         "GEOASK_SANDBOX_ARTIFACTS_URL": str(work / "sandbox-artifacts"),
         "PYTHONUNBUFFERED": "1",

@@ -134,14 +134,33 @@ def test_ask_via_api_cli_refusal_is_one_line(real_served):
 
 
 def test_bench_via_api_runs_the_nightly_deployment(real_served, tmp_path):
+    out = real_served.work / "bench-runs" / tmp_path.name  # where the server keeps runs
     completed = subprocess.run(
         [harness.GEOASK, "bench", "--via-api", "--tasks-file",
-         str(DEFAULT_CASES_DIR / "airports.yaml"), "--limit", "1", "--out", str(tmp_path)],
+         str(DEFAULT_CASES_DIR / "airports.yaml"), "--limit", "1", "--out", str(out)],
         env=environment_for(real_served), capture_output=True, text=True, timeout=900,
         check=False)
     assert completed.returncode == 0, completed.stderr[-3000:]
-    assert f"report: {tmp_path}/report.md" in completed.stdout
-    assert json.loads((tmp_path / "report.json").read_text())
+    assert f"report: {out}/report.md" in completed.stdout
+    assert json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.parametrize("where", ["out", "tasks-file"])
+def test_bench_via_api_refuses_paths_outside_the_servers_folders(real_served, tmp_path, where):
+    # Attack finding 2: the deployment read any file (into its error) and wrote anywhere.
+    copy = tmp_path / "airports.yaml"
+    copy.write_text((DEFAULT_CASES_DIR / "airports.yaml").read_text())
+    paths = {"out": ["--out", str(tmp_path / "elsewhere")],
+             "tasks-file": ["--tasks-file", str(copy), "--out",
+                            str(real_served.work / "bench-runs" / tmp_path.name)]}[where]
+    completed = subprocess.run(
+        [harness.GEOASK, "bench", "--via-api", "--limit", "1", *paths],
+        env=environment_for(real_served), capture_output=True, text=True, timeout=600,
+        check=False)
+    assert completed.returncode == 1
+    assert "outside the folders this server serves" in completed.stderr
+    assert not (tmp_path / "elsewhere").exists()
+    assert "Traceback" not in completed.stderr
 
 
 def test_bench_via_api_refuses_a_model_the_server_does_not_offer(real_served, tmp_path):
