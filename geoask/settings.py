@@ -103,6 +103,11 @@ class Settings(BaseSettings):
         description="Largest query result fetched (approximate size in memory, MiB); a larger "
         "one is refused with a `result_too_large` error asking for fewer rows or aggregation.",
     )
+    sql_max_chars: int = Field(
+        default=20_000, ge=100, le=1_000_000,
+        description="Longest SQL text the guard checks (characters); longer text is refused "
+        "in one line before any parsing (parse time and memory grow with length).",
+    )
     sql_preview_rows: int = Field(
         default=5, ge=0, description="Rows shown in a result preview (CLI, execution state)."
     )

@@ -51,6 +51,12 @@ class GuardContext:
             operator applied to one of them is spatial computation.
         case_sensitive_names: real catalog names (tables, columns, schemas) that contain
             upper-case letters and so must be quoted; unquoted references are quoted.
+        column_names: lower-case names of the catalog's real columns; ``alias.name`` naming one
+            is a column, otherwise a name of a function that takes a whole row is refused as
+            a hidden call (see :func:`geoask.sql.functions.attribute_call_names`).
+        declared_srids: the catalog's declared SRID per spatial column, for the export.
+        max_sql_chars: longest SQL text checked (characters); longer text is refused before
+            any parsing (setting ``sql_max_chars``).
 
     """
 
@@ -60,6 +66,8 @@ class GuardContext:
     geometry_columns: frozenset[str] = DEFAULT_GEOMETRY_COLUMNS
     case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
     declared_srids: Mapping[str, int] = field(default_factory=dict, hash=False)
+    column_names: frozenset[str] = field(default_factory=frozenset)
+    max_sql_chars: int = 20_000
 
     def __post_init__(self) -> None:
         # Accept plain strings ("postgis", "topk") from the CLI, settings and fixture files.
@@ -92,6 +100,8 @@ class GuardContext:
             geometry_columns=geometry_columns,
             case_sensitive_names=case_sensitive_names,
             declared_srids=declared_srids(catalog),
+            column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
+            max_sql_chars=settings.sql_max_chars,
         )
 
 
@@ -110,4 +120,11 @@ def catalog_names(catalog: Catalog) -> tuple[frozenset[str], frozenset[str]]:
     return (
         frozenset(name for name in names if name != name.lower()),
         spatial_column_names(catalog),
+    )
+
+
+def catalog_column_names(catalog: Catalog) -> frozenset[str]:
+    """Lower-case names of every column of every table of ``catalog``."""
+    return frozenset(
+        column.name.lower() for table in catalog.tables for column in table.columns
     )

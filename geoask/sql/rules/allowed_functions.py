@@ -26,7 +26,7 @@ SYNTAX_NODES: tuple[type[exp.Expr], ...] = (
     exp.ArrayContainedBy, exp.JSONExtract, exp.JSONExtractScalar, exp.JSONBExtract,
     exp.JSONBExtractScalar, exp.JSONBContains, exp.Distance, exp.Any, exp.All, exp.Exists,
     exp.And, exp.Or, exp.JSONArrayAgg, exp.JSONObject, exp.JSONObjectAgg, exp.Concat,
-    exp.Collate, exp.Pow, exp.Unnest,
+    exp.Collate, exp.Pow, exp.Unnest, exp.MatchAgainst,
 )
 
 
