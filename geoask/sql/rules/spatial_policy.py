@@ -78,7 +78,8 @@ def _is_spatial_type(data_type: exp.Expr | None) -> bool:
         return False
     # sqlglot knows GEOMETRY and GEOGRAPHY; other PostGIS types arrive user-defined by name
     kind = data_type.args.get("kind")
-    name = kind.name if kind is not None else str(data_type.this.value)
+    this = data_type.this
+    name = kind.name if kind is not None else str(getattr(this, "value", this))
     return postgis_type_name(name) is not None
 
 
