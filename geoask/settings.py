@@ -339,6 +339,11 @@ class Settings(BaseSettings):
     )
 
     # The question flow (flows/answer_question.py, issue #6).
+    question_max_chars: int = Field(
+        default=4096, ge=16, le=1_000_000,
+        description="Longest question accepted (characters); a longer one is refused in one "
+        "line before any agent call (every agent would be sent it).",
+    )
     variant: Literal["FULL", "POSTGIS", "NO_STCA", "NO_PLANNER", "BASE"] = Field(
         default="FULL",
         description=(

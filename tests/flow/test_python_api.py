@@ -48,6 +48,8 @@ def test_the_package_offers_ask_and_nothing_it_does_not_have():
     ({"question": "   "}, "the question is empty"),
     ({"question": "How many airports \udcff in Texas?"}, "not valid UTF-8"),
     ({"question": "How many airports?", "variant": "WEIRD"}, "unknown variant 'WEIRD'"),
+    ({"question": "How many airports? " * 300}, "at most 4,096 are accepted"),
+    ({"question": "How many airports? " * 300, "via_api": True}, "at most 4,096 are accepted"),
 ])
 def test_bad_input_is_a_clear_configuration_error(kwargs, message):
     with pytest.raises(ConfigurationError, match=re.escape(message)):
