@@ -64,7 +64,7 @@ from sandbox.host import (
 )
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
 from sandbox.models import Artifact, OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
-from sandbox.protocol import ProtocolViolation, parse_protocol
+from sandbox.protocol import ProtocolViolation, first_unencodable_name, parse_protocol
 from sandbox.runtime import pinned_requirements, read_stamp, requirements_hash
 
 BOOTSTRAP_SOURCE = Path(__file__).with_name("bootstrap.py")
@@ -330,12 +330,18 @@ class BubblewrapSandbox:
                 error = ScriptError(kind="protocol", message=str(violation),
                                     hint="End the script by printing the protocol object.")
             else:
-                status: OutcomeStatus = (
-                    "success" if protocol.status == "success" else "script_reported_error"
-                )
-                artifacts, note = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
-                return SandboxOutcome(status=status, protocol=protocol, artifacts=artifacts,
-                                      artifacts_note=note, **base)
+                bad_name = first_unencodable_name(run_dir / "rw" / "scratch")
+                if bad_name is None:
+                    status: OutcomeStatus = (
+                        "success" if protocol.status == "success" else "script_reported_error"
+                    )
+                    artifacts, note = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
+                    return SandboxOutcome(status=status, protocol=protocol, artifacts=artifacts,
+                                          artifacts_note=note, **base)
+                error = ScriptError(
+                    kind="protocol", message=f"the scratch file name {bad_name!r} is not UTF-8 "
+                    "text, so it cannot be listed or kept",
+                    hint="Name output files with plain text (e.g. result.json).")
         else:
             error = diagnosis.classify_exit(
                 exit_code=finished.exit_code, signal_name=None, timed_out=False,

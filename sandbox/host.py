@@ -202,11 +202,29 @@ def read_head_tail(path: Path, max_bytes: int) -> str:
 
 
 def read_report(path: Path) -> dict[str, Any] | None:
-    """The bootstrap's JSON report at ``path`` (first MiB), or None if absent or unreadable."""
+    """The bootstrap's JSON report at ``path`` (first MiB), or None if absent or unreadable.
+
+    Strings are :func:`escaped_text`: an exception message may hold lone surrogates.
+    """
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return escaped_text(data) if isinstance(data, dict) else None
+
+
+def escaped_text(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings escaped (``\\udcff``), so it encodes.
+
+    >>> escaped_text({"message": "bad \udcff"})
+    {'message': 'bad \\udcff'}
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {escaped_text(key): escaped_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [escaped_text(item) for item in value]
+    return value
 
