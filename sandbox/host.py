@@ -215,7 +215,7 @@ def read_report(path: Path) -> dict[str, Any] | None:
 
 
 def escaped_text(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings escaped (``\\udcff``), so it encodes.
+    r"""``value`` with every lone surrogate in its strings escaped (``\\udcff``), so it encodes.
 
     >>> escaped_text({"message": "bad \udcff"})
     {'message': 'bad \\udcff'}

@@ -105,7 +105,7 @@ def check_protocol_object(value: object) -> ProtocolResult:
 
 
 def first_unencodable_text(value: object, where: str = "the object") -> str | None:
-    """Where in ``value`` a string (key or value) cannot be encoded as UTF-8, or None.
+    r"""Where in ``value`` a string (key or value) cannot be encoded as UTF-8, or None.
 
     ``json.loads('"\\udcff"')`` gives a lone surrogate, which no JSON writer can encode.
 
