@@ -51,6 +51,7 @@ from geoask.storage import filesystem_for
 from sandbox import diagnosis
 from sandbox.host import (
     Finished,
+    files_mib,
     first_untraversable_ancestor,
     kill_uid_processes,
     mount_tmpfs,
@@ -58,6 +59,7 @@ from sandbox.host import (
     read_head_tail,
     read_report,
     read_tail,
+    reported_peak_mib,
     uid_pids,
     unmount,
     wait,
@@ -310,7 +312,13 @@ class BubblewrapSandbox:
             "exit_code": finished.exit_code,
             "signal": finished.signal_name, "wall_time_s": round(finished.wall_time_s, 4),
             "cpu_time_s": round(finished.cpu_time_s, 4),
-            "peak_memory_mib": round(finished.peak_memory_mib, 1), "stdout": stdout,
+            # peak RSS of the sandboxed processes (sampled, and as the bootstrap reports it)
+            # + the RAM its files in /scratch (a tmpfs) hold
+            "peak_memory_mib": round(
+                max(finished.peak_memory_mib, reported_peak_mib(run_dir / "rw" / "meta"
+                                                                / "usage.json"))
+                + files_mib(run_dir / "rw" / "scratch"), 1),
+            "stdout": stdout,
             "stderr": stderr, "leftover_processes": finished.leftover_processes,
         }
         error: ScriptError
