@@ -108,6 +108,12 @@ class Settings(BaseSettings):
         description="Longest SQL text the guard checks (characters); longer text is refused "
         "in one line before any parsing (parse time and memory grow with length).",
     )
+    sql_functions_from_catalog: bool = Field(
+        default=True,
+        description="Under the `postgis` policy, also allow the PostGIS functions the "
+        "connected database's catalog marks IMMUTABLE/STABLE (minus a deny-list of management "
+        "functions); off, or without a database, the hand-kept list alone applies.",
+    )
     sql_preview_rows: int = Field(
         default=5, ge=0, description="Rows shown in a result preview (CLI, execution state)."
     )

@@ -55,6 +55,9 @@ class GuardContext:
             is a column, otherwise a name of a function that takes a whole row is refused as
             a hidden call (see :func:`geoask.sql.functions.attribute_call_names`).
         declared_srids: the catalog's declared SRID per spatial column, for the export.
+        extension_functions: PostGIS functions the connected database's catalog offers
+            read-only (:mod:`geoask.sql.catalog_functions`), allowed under ``postgis`` in
+            addition to the hand-kept list.
         max_sql_chars: longest SQL text checked (characters); longer text is refused before
             any parsing (setting ``sql_max_chars``).
 
@@ -67,6 +70,7 @@ class GuardContext:
     case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
     declared_srids: Mapping[str, int] = field(default_factory=dict, hash=False)
     column_names: frozenset[str] = field(default_factory=frozenset)
+    extension_functions: frozenset[str] = field(default_factory=frozenset)
     max_sql_chars: int = 20_000
 
     def __post_init__(self) -> None:
@@ -87,14 +91,19 @@ class GuardContext:
 
         The catalog's names (see :func:`catalog_names`) decide what is quoted and which
         columns are geometry; without one, nothing is quoted and the usual geometry names
-        (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply; its declared SRIDs go to the export.
+        (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply; its declared SRIDs go to the export. Under
+        ``postgis`` the database's catalog adds its read-only PostGIS functions
+        (:func:`~geoask.sql.catalog_functions.catalog_postgis_functions`).
         """
+        from geoask.sql.catalog_functions import catalog_postgis_functions
+
+        chosen = SpatialPolicy(policy or settings.sql_policy)
         case_sensitive_names, geometry_columns = (
             catalog_names(catalog) if catalog is not None
             else (frozenset(), DEFAULT_GEOMETRY_COLUMNS)
         )
         return cls(
-            policy=SpatialPolicy(policy or settings.sql_policy),
+            policy=chosen,
             contract=AnswerContract(contract),
             row_cap=settings.sql_row_cap,
             geometry_columns=geometry_columns,
@@ -102,6 +111,8 @@ class GuardContext:
             declared_srids=declared_srids(catalog),
             column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
             max_sql_chars=settings.sql_max_chars,
+            extension_functions=(catalog_postgis_functions(settings)
+                                 if chosen == SpatialPolicy.POSTGIS else frozenset()),
         )
 
 

@@ -55,7 +55,7 @@ STRING_FUNCTIONS = _names(
     split_part strpos position reverse repeat format regexp_replace regexp_match
     regexp_matches regexp_split_to_array regexp_split_to_table regexp_count regexp_like
     regexp_substr regexp_instr starts_with md5 to_hex ascii chr string_to_array
-    array_to_string overlay normalize like_escape similar_to_escape similar_escape
+    array_to_string overlay normalize encode decode like_escape similar_to_escape similar_escape
     """
 )
 DATE_TIME_FUNCTIONS = _names(
@@ -136,10 +136,16 @@ def is_spatial_function(name: str) -> bool:
     )
 
 
-def allowed_function_names(policy: str) -> frozenset[str]:
-    """The allow-list for ``policy`` (``"separated"`` or ``"postgis"``), lower-case names."""
+def allowed_function_names(
+    policy: str, extension_functions: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The allow-list for ``policy`` (``"separated"`` or ``"postgis"``), lower-case names.
+
+    ``extension_functions``: PostGIS functions the database's catalog offers read-only
+    (:mod:`geoask.sql.catalog_functions`), added under ``postgis`` only.
+    """
     if policy == "postgis":
-        return READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS
+        return READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS | extension_functions
     return READ_ONLY_FUNCTIONS
 
 

@@ -135,14 +135,15 @@ def _spatial(view: PgView, context: GuardContext) -> _Found:
 
 
 def _functions(view: PgView, context: GuardContext) -> _Found:
-    allowed = allowed_function_names(context.policy.value)
+    allowed = allowed_function_names(context.policy.value, context.extension_functions)
     for call in view.calls:
         if call.syntax:
             if call.name not in SQL_SYNTAX_FUNCTIONS:
                 return ("allowed_functions", f"the SQL construct that calls {call.name}() is "
                         "not accepted; express it with plain SELECT syntax", call.name)
             continue
-        postgis_in_public = call.schema == "public" and call.name in POSTGIS_READ_FUNCTIONS
+        postgis_in_public = call.schema == "public" and call.name in allowed and (
+            call.name in POSTGIS_READ_FUNCTIONS or call.name in context.extension_functions)
         if call.schema not in (None, "pg_catalog") and not postgis_in_public:
             return ("allowed_functions", f"the call is qualified with schema {call.schema!r}; "
                     "call built-in functions without a schema", f"{call.schema}.{call.name}")
