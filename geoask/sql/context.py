@@ -111,8 +111,9 @@ class GuardContext:
             declared_srids=declared_srids(catalog),
             column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
             max_sql_chars=settings.sql_max_chars,
-            extension_functions=(catalog_postgis_functions(settings)
-                                 if chosen == SpatialPolicy.POSTGIS else frozenset()),
+            # derived whatever the policy (used only under postgis): a program runner sets
+            # each program's policy on a context built once
+            extension_functions=catalog_postgis_functions(settings),
         )
 
 
