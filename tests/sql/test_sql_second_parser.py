@@ -118,9 +118,10 @@ def test_unparsed_by_sqlglot_gets_the_wrapper_and_no_tree_quoting():
 
 
 def test_attribute_notation_allowed_for_a_real_catalog_column():
-    sql = "SELECT d.text FROM docs.pages d"
+    sql = "SELECT d.format FROM docs.pages d"
     assert find_violation(sql, GuardContext()).rule == "allowed_functions"
-    assert find_violation(sql, GuardContext(column_names=frozenset({"text"}))) is None
+    assert find_violation(sql, GuardContext(column_names=frozenset({"format"}))) is None
+    assert find_violation("SELECT d.name, d.text FROM docs.pages d", GuardContext()) is None
 
 
 def test_sql_length_cap_comes_from_the_context():
