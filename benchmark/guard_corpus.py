@@ -17,10 +17,10 @@ from pathlib import Path
 
 import yaml
 
+from geoask.settings import get_settings
 from geoask.sql import GuardContext, find_violation
 from geoask.sql.casefile import load_case_folder
 from geoask.sql.catalog_functions import catalog_postgis_functions
-from geoask.settings import get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,9 +57,11 @@ def main() -> None:
     context = GuardContext(policy=args.policy, extension_functions=functions)
     fixtures = [(case.source, case.sql)
                 for case in load_case_folder(ROOT / "tests" / "fixtures" / "sql" / "allowed")]
-    for label, corpus in (("allowed fixtures", fixtures), ("benchmark gold SQL", gold_statements())):
+    source_note = (" (hand list only)" if not functions
+                   else f" (+{len(functions)} catalog functions)")
+    for label, corpus in (("allowed fixtures", fixtures), ("gold SQL", gold_statements())):
         distinct = dict((sql, source) for source, sql in corpus)
-        refused = collections.Counter()
+        refused: collections.Counter[str] = collections.Counter()
         for sql, source in distinct.items():
             violation = find_violation(sql, context)
             if violation is not None:
@@ -68,7 +70,7 @@ def main() -> None:
         accepted = len(distinct) - sum(refused.values())
         print(f"{label}: {accepted}/{len(distinct)} distinct statements accepted "
               f"({100 * accepted / len(distinct):.1f} %) under {args.policy}"
-              f"{' (hand list only)' if not functions else f' (+{len(functions)} catalog functions)'}"
+              f"{source_note}"
               f"; refused by rule: {dict(refused) or 'none'}")
 
 

@@ -15,6 +15,8 @@ names exactly. Schema-qualified calls are allowed only with ``pg_catalog``.
 
 from __future__ import annotations
 
+import functools
+
 from geoask.catalog.spatial import POSTGIS_TYPE_NAMES
 from geoask.sql.postgis_functions import POSTGIS_ST_FUNCTIONS
 
@@ -136,6 +138,7 @@ def is_spatial_function(name: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def allowed_function_names(
     policy: str, extension_functions: frozenset[str] = frozenset()
 ) -> frozenset[str]:
@@ -160,7 +163,8 @@ n)``, ``TRIM(BOTH ...)``, ``x AT TIME ZONE z``, ``SIMILAR TO``): all only comput
 
 RECORD_ARGUMENT_FUNCTIONS = _names(
     """
-    to_json to_jsonb row_to_json st_asgeojson hstore record_out quote_literal quote_nullable pg_typeof pg_column_size num_nulls num_nonnulls
+    to_json to_jsonb row_to_json st_asgeojson hstore record_out quote_literal quote_nullable
+    pg_typeof pg_column_size num_nulls num_nonnulls
     concat format json_build_array jsonb_build_array json_build_object jsonb_build_object
     """
 )

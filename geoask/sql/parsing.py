@@ -213,6 +213,23 @@ def _parse_violation(error: ParseError | TokenError) -> GuardViolation:
     )
 
 
+def cast_type_name(data_type: exp.Expr | None) -> str:
+    """The lower-case name of a cast's target type, without schema or modifiers.
+
+    >>> cast_type_name(parse_query("SELECT x::public.geometry(Point, 4326)").tree.find(exp.Cast).to)
+    'geometry'
+    """
+    if not isinstance(data_type, exp.DataType):
+        return ""
+    this = data_type.this
+    if isinstance(this, str):
+        return this.lower()
+    if this == exp.DataType.Type.USERDEFINED:
+        kind = data_type.args.get("kind")
+        return str(kind).split("(")[0].split(".")[-1].strip('"').lower()
+    return str(this.value).lower()
+
+
 def node_span(node: exp.Expr) -> tuple[int, int] | None:
     """Character span ``(start, end)`` (inclusive) of the positions in ``node``'s subtree."""
     starts: list[int] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from geoask.sql.context import GuardContext
-from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.parsing import ParsedQuery, cast_type_name, violation_at
 from geoask.sql.violation import GuardViolation
 
 RULE = "no_system_catalogs"
@@ -62,8 +62,17 @@ def no_system_catalogs(query: ParsedQuery, context: GuardContext) -> GuardViolat
     >>> no_system_catalogs(parse_query("SELECT * FROM demo.airports"), GuardContext()) is None
     True
     """
-    ctes = {cte.alias_or_name.lower() for cte in query.tree.find_all(exp.CTE)}
-    for table in query.tree.find_all(exp.Table):
+    ctes: set[str] = set()
+    tables: list[exp.Table] = []
+    casts: list[exp.Cast] = []
+    for node in query.tree.walk():  # one walk: CTE names, tables, casts
+        if isinstance(node, exp.CTE):
+            ctes.add(node.alias_or_name.lower())
+        elif isinstance(node, exp.Table):
+            tables.append(node)
+        elif isinstance(node, exp.Cast):  # TryCast is a Cast
+            casts.append(node)
+    for table in tables:
         schema, name = table.db.lower(), table.name.lower()
         if is_system_relation(schema or None, name) and (schema or name not in ctes):
             return violation_at(
@@ -73,12 +82,12 @@ def no_system_catalogs(query: ParsedQuery, context: GuardContext) -> GuardViolat
                 table,
                 query,
             )
-    for cast in query.tree.find_all(exp.Cast, exp.TryCast):
-        target = cast.to.sql(dialect="postgres").split("(")[0].split(".")[-1]
+    for cast in casts:
+        target = cast_type_name(cast.to)
         if reads_catalog_type(target):
             return violation_at(
                 RULE,
-                f"a cast to {target.lower()} looks names up in the system catalogs; query the "
+                f"a cast to {target} looks names up in the system catalogs; query the "
                 "data tables described in the schema",
                 cast,
                 query,

@@ -24,7 +24,7 @@ from sqlglot.tokens import Token, TokenType
 from geoask.sql.calls import function_calls
 from geoask.sql.context import GuardContext
 from geoask.sql.functions import SPATIAL_TYPE_NAMES
-from geoask.sql.parsing import ParsedQuery
+from geoask.sql.parsing import ParsedQuery, cast_type_name
 from geoask.sql.pgview import PgView
 from geoask.sql.rules.allowed_functions import NOT_CALL_BEFORE
 from geoask.sql.rules.no_system_catalogs import CATALOG_TYPES
@@ -145,14 +145,10 @@ def _tree_difference(query: ParsedQuery, view: PgView) -> str | None:
     for call in function_calls(query):
         if call.name is not None and call.name not in pg_names | SYNTAX_CALL_NAMES:
             return f"the guard sees a call {call.name}() that PostgreSQL does not make"
-    tables = _sqlglot_relations(query.tree)
+    tables, glot_casts = _relations_and_casts(query.tree)
     if tables != view.relations:
         extra = sorted(map(str, tables ^ view.relations))
         return f"the two read different tables ({extra[0]})"
-    glot_casts = {
-        name for cast in query.tree.find_all(exp.Cast, exp.TryCast)
-        if (name := _sensitive(cast.to)) is not None
-    }
     pg_casts = {name.lower() for _schema, name in view.casts} & SENSITIVE_TYPES
     if glot_casts != pg_casts:
         return f"the two read different casts ({sorted(pg_casts ^ glot_casts)})"
@@ -162,32 +158,35 @@ def _tree_difference(query: ParsedQuery, view: PgView) -> str | None:
 SENSITIVE_TYPES = SPATIAL_TYPE_NAMES | CATALOG_TYPES
 
 
-def _sensitive(data_type: exp.Expr | None) -> str | None:
-    if data_type is None:
-        return None
-    name = data_type.sql(dialect="postgres").split("(")[0].split(".")[-1].strip('"').lower()
-    return name if name in SENSITIVE_TYPES else None
-
-
-def _sqlglot_relations(tree: exp.Expr) -> frozenset[tuple[str | None, str]]:
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+def _relations_and_casts(
+    tree: exp.Expr,
+) -> tuple[frozenset[tuple[str | None, str]], set[str]]:
+    """Sqlglot's relations (CTE names left out) and sensitive cast targets, in one walk."""
+    ctes: set[str] = set()
+    tables: list[exp.Table] = []
+    casts: set[str] = set()
+    for node in tree.walk():
+        if isinstance(node, exp.CTE):
+            ctes.add(node.alias_or_name.lower())
+        elif isinstance(node, exp.Table):
+            tables.append(node)
+        elif isinstance(node, exp.Cast):
+            name = cast_type_name(node.to)
+            if name in SENSITIVE_TYPES:
+                casts.add(name)
     found: set[tuple[str | None, str]] = set()
-    for table in tree.find_all(exp.Table):
+    for table in tables:
         name = table.this
         if not isinstance(name, exp.Identifier):
             continue
         db = table.args.get("db")
         schema = _folded(db) if isinstance(db, exp.Identifier) else None
         folded = _folded(name)
-        if schema is None and folded in {_fold_alias(c) for c in ctes}:
+        if schema is None and folded in ctes:
             continue
         found.add((schema, folded))
-    return frozenset(found)
+    return frozenset(found), casts
 
 
 def _folded(identifier: exp.Identifier) -> str:
     return identifier.this if identifier.quoted else identifier.this.lower()
-
-
-def _fold_alias(name: str) -> str:
-    return name.lower()
