@@ -173,7 +173,7 @@ def normalized_body(
         if name != name.lower():
             by_folded.setdefault(name.lower(), []).append(name)
     replacements: list[tuple[int, int, str]] = []
-    identifiers = query.tree.find_all(exp.Identifier) if query.parsed else iter(())
+    identifiers = [n for n in query.nodes if isinstance(n, exp.Identifier)] if query.parsed else []
     for identifier in identifiers:
         meta = identifier.meta or {}
         if identifier.quoted or "start" not in meta:

@@ -5,8 +5,10 @@ The rules inspect the tree and the tokens; nothing here ever generates SQL to ex
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -88,6 +90,19 @@ class ParsedQuery:
     def parsed(self) -> bool:
         """True when sqlglot built a tree for the text."""
         return bool(self.statements)
+
+    @functools.cached_property
+    def nodes(self) -> tuple[exp.Expr, ...]:
+        """Every node of :attr:`tree`, breadth first: walked once, shared by all the rules."""
+        return tuple(self.tree.walk())
+
+    def find(self, *types: type[exp.Expr]) -> exp.Expr | None:
+        """The first node (breadth first) of one of ``types``, like ``tree.find``."""
+        return next((node for node in self.nodes if isinstance(node, types)), None)
+
+    def find_all(self, *types: type[exp.Expr]) -> Iterator[exp.Expr]:
+        """Every node of one of ``types``, breadth first, like ``tree.find_all``."""
+        return (node for node in self.nodes if isinstance(node, types))
 
     @property
     def tree(self) -> exp.Expr:

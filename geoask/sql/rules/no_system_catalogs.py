@@ -65,7 +65,7 @@ def no_system_catalogs(query: ParsedQuery, context: GuardContext) -> GuardViolat
     ctes: set[str] = set()
     tables: list[exp.Table] = []
     casts: list[exp.Cast] = []
-    for node in query.tree.walk():  # one walk: CTE names, tables, casts
+    for node in query.nodes:  # one pass: CTE names, tables, casts
         if isinstance(node, exp.CTE):
             ctes.add(node.alias_or_name.lower())
         elif isinstance(node, exp.Table):

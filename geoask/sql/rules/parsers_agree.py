@@ -135,7 +135,7 @@ def _operator_difference(query: ParsedQuery, view: PgView) -> str | None:
         if not any(symbol in run for run in runs):
             return f"PostgreSQL applies the operator {symbol} where the guard sees none"
         nodes = OPERATOR_NODES.get(symbol)
-        if query.parsed and nodes and query.tree.find(*nodes) is None:
+        if query.parsed and nodes and query.find(*nodes) is None:
             return f"PostgreSQL applies {symbol} where the guard reads another operator"
     return None
 
@@ -145,7 +145,7 @@ def _tree_difference(query: ParsedQuery, view: PgView) -> str | None:
     for call in function_calls(query):
         if call.name is not None and call.name not in pg_names | SYNTAX_CALL_NAMES:
             return f"the guard sees a call {call.name}() that PostgreSQL does not make"
-    tables, glot_casts = _relations_and_casts(query.tree)
+    tables, glot_casts = _relations_and_casts(query.nodes)
     if tables != view.relations:
         extra = sorted(map(str, tables ^ view.relations))
         return f"the two read different tables ({extra[0]})"
@@ -159,13 +159,13 @@ SENSITIVE_TYPES = SPATIAL_TYPE_NAMES | CATALOG_TYPES
 
 
 def _relations_and_casts(
-    tree: exp.Expr,
+    nodes: tuple[exp.Expr, ...],
 ) -> tuple[frozenset[tuple[str | None, str]], set[str]]:
     """Sqlglot's relations (CTE names left out) and sensitive cast targets, in one walk."""
     ctes: set[str] = set()
     tables: list[exp.Table] = []
     casts: set[str] = set()
-    for node in tree.walk():
+    for node in nodes:
         if isinstance(node, exp.CTE):
             ctes.add(node.alias_or_name.lower())
         elif isinstance(node, exp.Table):

@@ -38,7 +38,7 @@ def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation 
                 RULE, f"spatial function {call.name}() computes in SQL; {ADVICE}", call.node,
                 query,
             )
-    for node in query.tree.walk():
+    for node in query.nodes:
         if isinstance(node, exp.Cast | exp.TryCast) and _is_spatial_type(node.to):
             return violation_at(
                 RULE, f"a cast to {node.to.sql(dialect='postgres')} computes in SQL; {ADVICE}",
