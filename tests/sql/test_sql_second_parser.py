@@ -137,3 +137,12 @@ def test_postgres_view_reads_the_outer_limit():
     assert postgres_view("SELECT 1 ORDER BY 1 LIMIT ALL").outer_limit == 0
     assert postgres_view("(SELECT 1 LIMIT 2) UNION (SELECT 2)").outer_limit is None
     assert postgres_view("SELECT 1 UNION SELECT 2 ORDER BY 1 LIMIT 7").outer_limit == 7
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a.geom |=| b.geom FROM demo.airports a, demo.airports b LIMIT 1",
+    "SELECT a.lon <@> b.lat FROM t a, t b",
+    "SELECT a.geom &&& b.geom FROM demo.airports a, demo.airports b LIMIT 1",
+])
+def test_operators_only_postgres_parses_pass_under_postgis(sql):
+    assert find_violation(sql, GuardContext(policy="postgis")) is None
