@@ -56,7 +56,7 @@ STRING_FUNCTIONS = _names(
     substring left right lpad rpad ltrim rtrim btrim trim replace translate concat concat_ws
     split_part strpos position reverse repeat format regexp_replace regexp_match
     regexp_matches regexp_split_to_array regexp_split_to_table regexp_count regexp_like
-    regexp_substr regexp_instr starts_with md5 to_hex ascii chr string_to_array
+    regexp_substr regexp_instr starts_with md5 to_hex ascii chr string_to_array string_to_table
     array_to_string overlay normalize encode decode like_escape similar_to_escape similar_escape
     """
 )
@@ -77,7 +77,9 @@ JSON_FUNCTIONS = _names(
     json_array_elements_text jsonb_array_elements_text json_typeof jsonb_typeof
     json_object_keys jsonb_object_keys jsonb_pretty json_object jsonb_object
     jsonb_path_query jsonb_path_query_array jsonb_path_query_first jsonb_path_exists
-    jsonb_path_match json_to_record json_to_recordset jsonb_to_record jsonb_to_recordset
+    jsonb_path_match jsonb_path_query_tz jsonb_path_query_array_tz jsonb_path_query_first_tz
+    jsonb_path_exists_tz jsonb_path_match_tz json_to_record json_to_recordset jsonb_to_record
+    jsonb_to_recordset
     json_populate_record json_populate_recordset jsonb_populate_record jsonb_populate_recordset
     """
 )
