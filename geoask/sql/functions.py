@@ -171,9 +171,9 @@ RECORD_ARGUMENT_FUNCTIONS = _names(
     """
 )
 """Functions that take a whole row, so that attribute notation ``a.f`` or ``(a).f`` calls them
-as ``f(a)`` when the row has no column ``f`` (see :func:`attribute_call_names`). String type
-names (``a.text``, ``a.name``) are left out on purpose: they only cast the row to its own text,
-which bypasses no policy, and ``name``/``text`` are common real column names."""
+as ``f(a)`` when the row has no column ``f`` (see :func:`attribute_call_names`). Type names
+(``a.text``, ``a.name``) are no such functions - PostgreSQL 15 reports ``column a.text does not
+exist`` - and ``name``/``text`` are common real column names, so they are left out."""
 
 
 def attribute_call_names(column_names: frozenset[str]) -> frozenset[str]:
