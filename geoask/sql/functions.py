@@ -167,13 +167,17 @@ RECORD_ARGUMENT_FUNCTIONS = _names(
     """
     to_json to_jsonb row_to_json st_asgeojson hstore record_out quote_literal quote_nullable
     pg_typeof pg_column_size num_nulls num_nonnulls
-    concat format json_build_array jsonb_build_array json_build_object jsonb_build_object
+    concat json_build_array jsonb_build_array json_build_object jsonb_build_object
+    count array_agg json_agg jsonb_agg st_asmvt st_asgeobuf st_asflatgeobuf
     """
 )
 """Functions that take a whole row, so that attribute notation ``a.f`` or ``(a).f`` calls them
 as ``f(a)`` when the row has no column ``f`` (see :func:`attribute_call_names`). Type names
 (``a.text``, ``a.name``) are no such functions - PostgreSQL 15 reports ``column a.text does not
-exist`` - and ``name``/``text`` are common real column names, so they are left out."""
+exist`` - and ``name``/``text`` are common real column names, so they are left out.
+Aggregates that take any row count too (``a.count`` is ``count(a)``). A CTE or sub-select
+column named like one of these is refused as well (the guard does not resolve which relation
+``a`` names): rename it."""
 
 
 def attribute_call_names(column_names: frozenset[str]) -> frozenset[str]:
@@ -182,7 +186,7 @@ def attribute_call_names(column_names: frozenset[str]) -> frozenset[str]:
     ``column_names`` are the catalog's real column names (lower case); a real column of that
     name is a column, so it is left out.
 
-    >>> sorted(attribute_call_names(frozenset({"format"})))[:3]
-    ['concat', 'hstore', 'json_build_array']
+    >>> sorted(attribute_call_names(frozenset({"count"})))[:3]
+    ['array_agg', 'concat', 'hstore']
     """
     return RECORD_ARGUMENT_FUNCTIONS - column_names
