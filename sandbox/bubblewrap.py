@@ -347,7 +347,7 @@ class BubblewrapSandbox:
                     return SandboxOutcome(status=status, protocol=protocol, artifacts=artifacts,
                                           artifacts_note=note, **base)
                 error = ScriptError(
-                    kind="protocol", message=f"the scratch file name {bad_name!r} is not UTF-8 "
+                    kind="protocol", message=f"the scratch file name '{bad_name}' is not UTF-8 "
                     "text, so it cannot be listed or kept",
                     hint="Name output files with plain text (e.g. result.json).")
         else:

@@ -130,12 +130,15 @@ def first_unencodable_text(value: object, where: str = "the object") -> str | No
 
 
 def first_unencodable_name(folder: Path) -> str | None:
-    """The first path under ``folder`` whose name is not UTF-8 text (shown escaped), or None."""
+    r"""The first path under ``folder`` whose name is not UTF-8 text, or None.
+
+    The name is returned with its undecodable bytes escaped (``\\xff.json``).
+    """
     for directory, subdirs, names in os.walk(folder, followlinks=False):
         for name in (*subdirs, *names):
             if not _encodes(name):
                 relative = Path(directory, name).relative_to(folder).as_posix()
-                return relative.encode("utf-8", "backslashreplace").decode("utf-8")
+                return os.fsencode(relative).decode("utf-8", "backslashreplace")
     return None
 
 
