@@ -132,7 +132,7 @@ def first_unencodable_text(value: object, where: str = "the object") -> str | No
 def first_unencodable_name(folder: Path) -> str | None:
     r"""The first path under ``folder`` whose name is not UTF-8 text, or None.
 
-    The name is returned with its undecodable bytes escaped (``\\xff.json``).
+    The name is returned with its undecodable bytes escaped (``\xff.json``).
     """
     for directory, subdirs, names in os.walk(folder, followlinks=False):
         for name in (*subdirs, *names):
