@@ -14,7 +14,6 @@ lower case and kept quoted ones exact. Positions are character offsets into the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -332,7 +331,3 @@ _HANDLERS = {
     "RangeTableSample": _sample,
 }
 
-
-def iter_calls(view: PgView, *, syntax: bool | None = None) -> Iterator[PgCall]:
-    """The view's calls, optionally only those built from syntax (True) or by name (False)."""
-    return (call for call in view.calls if syntax is None or call.syntax == syntax)
