@@ -330,4 +330,3 @@ _HANDLERS = {
     "ParamRef": _param,
     "RangeTableSample": _sample,
 }
-
