@@ -146,3 +146,10 @@ def test_postgres_view_reads_the_outer_limit():
 ])
 def test_operators_only_postgres_parses_pass_under_postgis(sql):
     assert find_violation(sql, GuardContext(policy="postgis")) is None
+
+
+def test_postgres_view_refusal_points_at_the_call():
+    query = parse_query("SELECT 'é' AS a,\n  pg_sleep(1) FROM t")  # a 2-byte character first
+    violation = postgres_view_rule(query, GuardContext())
+    assert violation.rule == "allowed_functions" and violation.fragment == "pg_sleep(...)"
+    assert (violation.line, violation.col) == (2, 3)

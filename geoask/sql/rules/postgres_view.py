@@ -55,13 +55,16 @@ def postgres_view(query: ParsedQuery, context: GuardContext) -> GuardViolation |
         return _at(query, "parses", f"PostgreSQL's parser refuses the statement "
                    f"({view.message}); write one plain SELECT query", view.location)
     for check in CHECKS:
-        violation = check(view, context)
-        if violation is not None:
-            return GuardViolation(violation[0], violation[1], violation[2])
+        found = check(view, context)
+        if found is not None:
+            rule, description, fragment, *where = found
+            located = _at(query, rule, description, where[0] if where else -1)
+            return GuardViolation(rule, description, fragment, located.line, located.col)
     return None
 
 
-_Found = tuple[str, str, str] | None
+# (rule, description, fragment[, location]): location is PostgreSQL's byte offset of a call
+_Found = tuple[str, str, str] | tuple[str, str, str, int] | None
 
 
 def _statement(view: PgView, context: GuardContext) -> _Found:
@@ -113,7 +116,7 @@ def _spatial(view: PgView, context: GuardContext) -> _Found:
     for call in view.calls:
         if is_spatial_function(call.name):
             return ("spatial_policy", f"spatial function {call.name}() computes in SQL; "
-                    f"{SEPARATED_ADVICE}", f"{call.name}(...)")
+                    f"{SEPARATED_ADVICE}", f"{call.name}(...)", call.location)
     for _schema, name in sorted(view.casts, key=str):
         if postgis_type_name(name) is not None:
             return ("spatial_policy", f"a cast to {name} computes in SQL; {SEPARATED_ADVICE}",
@@ -140,17 +143,19 @@ def _functions(view: PgView, context: GuardContext) -> _Found:
         if call.syntax:
             if call.name not in SQL_SYNTAX_FUNCTIONS:
                 return ("allowed_functions", f"the SQL construct that calls {call.name}() is "
-                        "not accepted; express it with plain SELECT syntax", call.name)
+                        "not accepted; express it with plain SELECT syntax", call.name,
+                        call.location)
             continue
         postgis_in_public = call.schema == "public" and call.name in allowed and (
             call.name in POSTGIS_READ_FUNCTIONS or call.name in context.extension_functions)
         if call.schema not in (None, "pg_catalog") and not postgis_in_public:
             return ("allowed_functions", f"the call is qualified with schema {call.schema!r}; "
-                    "call built-in functions without a schema", f"{call.schema}.{call.name}")
+                    "call built-in functions without a schema", f"{call.schema}.{call.name}",
+                    call.location)
         if call.name not in allowed:
             return ("allowed_functions", f"function {call.name}() is not on the read-only "
                     "allow-list; use only aggregate, window, math, string, date/time, JSON "
-                    "and array functions", f"{call.name}(...)")
+                    "and array functions", f"{call.name}(...)", call.location)
     hidden = sorted(view.attributes & attribute_call_names(context.column_names))
     if hidden:
         return ("allowed_functions", f"'.{hidden[0]}' is attribute notation for the call "
