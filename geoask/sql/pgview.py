@@ -84,6 +84,9 @@ class PgView:
         outer_limit: the outermost query's row limit when it is a positive integer constant;
             0 when it has a LIMIT/FETCH that is not one (``LIMIT ALL``, ``LIMIT NULL``, an
             expression, a sub-select, a cast); None when it has none.
+        output_names: the outermost query's column names as PostgreSQL names them (an alias,
+            a column's or function's name, ``*`` for a star, ``?column?`` otherwise); for a set
+            operation, its first branch's.
 
     """
 
@@ -103,6 +106,7 @@ class PgView:
     sampling_methods: frozenset[str] = frozenset()
     outer_sorted: bool = False
     outer_limit: int | None = None
+    output_names: tuple[str, ...] = ()
 
     @property
     def named_calls(self) -> frozenset[str]:
@@ -187,7 +191,36 @@ def postgres_view(text: str) -> PgView | PgParseFailure:
         sampling_methods=frozenset(found.sampling),
         outer_sorted=bool(outer.get("sortClause")),
         outer_limit=_limit_of(outer),
+        output_names=_output_names(outer),
     )
+
+
+def _output_names(select: dict[str, Any]) -> tuple[str, ...]:
+    """Column names of a SelectStmt's select list (its first branch for a set operation)."""
+    while select.get("larg"):
+        select = select["larg"]
+    names = []
+    for target in select.get("targetList") or ():
+        body = target.get("ResTarget", {})
+        names.append(body.get("name") or _default_name(body.get("val")))
+    return tuple(names)
+
+
+def _default_name(node: Any) -> str:
+    """PostgreSQL's default output name of an unaliased expression (FigureColname, simplified)."""
+    if not isinstance(node, dict) or len(node) != 1:
+        return "?column?"
+    kind, body = next(iter(node.items()))
+    if kind == "ColumnRef":
+        fields = body.get("fields") or []
+        if fields and "A_Star" in fields[-1]:
+            return "*"
+        return (_names(fields)[-1:] or ["?column?"])[0]
+    if kind == "FuncCall":
+        return (_names(body.get("funcname"))[-1:] or ["?column?"])[0]
+    if kind == "TypeCast":
+        return _default_name(body.get("arg"))
+    return "?column?"
 
 
 def _limit_of(select: dict[str, Any]) -> int | None:

@@ -153,3 +153,14 @@ def test_postgres_view_refusal_points_at_the_call():
     violation = postgres_view_rule(query, GuardContext())
     assert violation.rule == "allowed_functions" and violation.fragment == "pg_sleep(...)"
     assert (violation.line, violation.col) == (2, 3)
+
+
+def test_shape_of_a_statement_only_postgres_parses():
+    from geoask.sql.shape import outer_limit, output_columns, tables_read
+
+    sql = ("SELECT a.iata, a.geom AS g, count(*), b.* FROM demo.airports a "
+           "JOIN demo.us_states b ON a.geom &&& b.geom GROUP BY 1, 2 ORDER BY 1 LIMIT 5")
+    assert not parse_query(sql).parsed  # sqlglot cannot; PostgreSQL's reading answers
+    assert output_columns(sql) == ["iata", "g", "count", "*"]
+    assert tables_read(sql) == ["airports", "us_states"]
+    assert outer_limit(sql) == 5
