@@ -21,6 +21,7 @@ from geoask.answer_map import publish_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.plan import Intent, IntentRejection, Plan, PlanRefusal, StepKind
+from geoask.questions import check_question
 from geoask.result_view import result_html, result_text
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
@@ -117,12 +118,15 @@ def answer_question(
             signature and the services hold Protocol-typed objects.
 
     Raises:
+        ConfigurationError: the question is empty, not text or too long
+            (:func:`geoask.questions.check_question`).
         GeoaskError: the run could not start or a stage failed for good (no model configured,
             database unreachable, model endpoint down after retries...); in a run started
             from a deployment, also a ``model`` the server does not offer
             (:mod:`geoask.served_models`).
 
     """
+    check_question(question, get_settings().question_max_chars)  # before any agent call
     if services is None and in_deployment_run():
         check_served_model(model, get_settings())  # API callers get only configured models
     run: QuestionServices = services or _production_services(get_settings(), variant, model)

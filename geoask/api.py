@@ -45,32 +45,27 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
         (URLs of ``map.png``/``map.html``).
 
     Raises:
-        ConfigurationError: the question is empty or not text, the variant is unknown, or no
+        ConfigurationError: the question is empty, not text or longer than
+            ``question_max_chars``, the variant is unknown, or no
             model is configured (the message says what to set).
         GeoaskError: the run could not start or ended for good (database unreachable, model
             endpoint down, ...; see ``flows.answer_question.answer_question``).
 
     """
     from geoask.errors import ConfigurationError
+    from geoask.questions import check_question
+    from geoask.settings import get_settings
     from geoask.variants import parse_variant
 
-    for name, value in (("question", question), ("model", model), ("variant", variant)):
-        if not isinstance(value, str) and (name == "question" or value is not None):
+    for name, value in (("model", model), ("variant", variant)):
+        if value is not None and not isinstance(value, str):
             raise ConfigurationError(f"{name} must be text (str), not {type(value).__name__}")
-    if not question.strip():
-        raise ConfigurationError("the question is empty; ask something about the data")
-    if "\x00" in question:
-        raise ConfigurationError("the question contains a NUL character; remove it")
-    try:
-        question.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigurationError("the question is not valid UTF-8 text") from None
+    settings = get_settings()
+    check_question(question, settings.question_max_chars)
     if variant:
         parse_variant(variant)  # an unknown variant fails before any work
     from geoask.service.local import ensure_server, prefect_api
-    from geoask.settings import get_settings
 
-    settings = get_settings()
     if via_api:
         from geoask.service.client import ask_via_api
 

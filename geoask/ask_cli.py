@@ -61,6 +61,13 @@ def ask(
     if not question.strip():
         raise typer.BadParameter("the question is empty; ask something about the data",
                                  param_hint="QUESTION")
+    from geoask.questions import check_question
+    from geoask.settings import get_settings
+
+    try:
+        check_question(question, get_settings().question_max_chars)
+    except ConfigurationError as error:
+        raise typer.BadParameter(str(error), param_hint="QUESTION") from None
     if variant:  # usage errors (exit 2) before Prefect starts
         try:
             parse_variant(variant)

@@ -103,6 +103,17 @@ class Settings(BaseSettings):
         description="Largest query result fetched (approximate size in memory, MiB); a larger "
         "one is refused with a `result_too_large` error asking for fewer rows or aggregation.",
     )
+    sql_max_chars: int = Field(
+        default=20_000, ge=100, le=1_000_000,
+        description="Longest SQL text the guard checks (characters); longer text is refused "
+        "in one line before any parsing (parse time and memory grow with length).",
+    )
+    sql_functions_from_catalog: bool = Field(
+        default=True,
+        description="Under the `postgis` policy, also allow the PostGIS functions the "
+        "connected database's catalog marks IMMUTABLE/STABLE (minus a deny-list of management "
+        "functions); off, or without a database, the hand-kept list alone applies.",
+    )
     sql_preview_rows: int = Field(
         default=5, ge=0, description="Rows shown in a result preview (CLI, execution state)."
     )
@@ -334,6 +345,11 @@ class Settings(BaseSettings):
     )
 
     # The question flow (flows/answer_question.py, issue #6).
+    question_max_chars: int = Field(
+        default=4096, ge=16, le=1_000_000,
+        description="Longest question accepted (characters); a longer one is refused in one "
+        "line before any agent call (every agent would be sent it).",
+    )
     variant: Literal["FULL", "POSTGIS", "NO_STCA", "NO_PLANNER", "BASE"] = Field(
         default="FULL",
         description=(

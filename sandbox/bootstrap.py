@@ -23,6 +23,7 @@ import faulthandler
 import json
 import os
 import platform
+import resource
 import shutil
 import struct
 import sys
@@ -32,6 +33,7 @@ SCRIPT_PATH = "/job/script.py"
 ERROR_REPORT_PATH = "/meta/error.json"
 STARTED_MARKER_PATH = "/meta/started"
 REPORT_RESERVE_PATH = "/meta/reserve"
+USAGE_REPORT_PATH = "/meta/usage.json"
 REPORT_RESERVE_BYTES = 256 * 1024
 MPL_CACHE_SOURCE = "/runtime/mplconfig"
 
@@ -220,7 +222,20 @@ def main() -> int:
         return 1
     finally:
         sys.stdout.flush()
+        _report_usage()
     return 0
+
+
+def _report_usage() -> None:
+    """Write this process's peak resident set (KiB) to ``/meta/usage.json`` for the host.
+
+    The host's wait4 cannot see it: a process started from the host inherits the host's
+    high-water mark.
+    """
+    usage = {"maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+             "children_maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}
+    with contextlib.suppress(OSError), open(USAGE_REPORT_PATH, "w", encoding="utf-8") as handle:
+        json.dump(usage, handle)
 
 
 if __name__ == "__main__":

@@ -32,11 +32,9 @@ Protections and how each is enforced (host side here, in-process side in ``boots
 
 from __future__ import annotations
 
-import mimetypes
 import os
 import secrets
 import shutil
-import stat
 import subprocess
 import threading
 import time
@@ -47,10 +45,11 @@ from typing import Any
 
 from geoask.errors import SandboxError
 from geoask.settings import Settings
-from geoask.storage import filesystem_for
 from sandbox import diagnosis
+from sandbox.artifacts import collect_artifacts
 from sandbox.host import (
     Finished,
+    files_mib,
     first_untraversable_ancestor,
     kill_uid_processes,
     mount_tmpfs,
@@ -58,17 +57,17 @@ from sandbox.host import (
     read_head_tail,
     read_report,
     read_tail,
+    reported_peak_mib,
     uid_pids,
     unmount,
     wait,
 )
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
-from sandbox.models import Artifact, OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
-from sandbox.protocol import ProtocolViolation, parse_protocol
+from sandbox.models import OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
+from sandbox.protocol import ProtocolViolation, first_unencodable_name, parse_protocol
 from sandbox.runtime import pinned_requirements, read_stamp, requirements_hash
 
 BOOTSTRAP_SOURCE = Path(__file__).with_name("bootstrap.py")
-MAX_ARTIFACTS = 200
 PROTOCOL_TAIL_BYTES = 8 * 1024 * 1024
 STDERR_READ_BYTES = 1024 * 1024
 
@@ -76,9 +75,6 @@ FAILED_RUN_FILES_NOTE = "files written to /scratch are kept only from a successf
 _UIDS_LOCK = threading.Lock()
 _UIDS_IN_USE: set[int] = set()
 
-mimetypes.add_type("application/geo+json", ".geojson")
-mimetypes.add_type("application/vnd.apache.parquet", ".parquet")
-mimetypes.add_type("application/geopackage+sqlite3", ".gpkg")
 
 
 
@@ -310,7 +306,13 @@ class BubblewrapSandbox:
             "exit_code": finished.exit_code,
             "signal": finished.signal_name, "wall_time_s": round(finished.wall_time_s, 4),
             "cpu_time_s": round(finished.cpu_time_s, 4),
-            "peak_memory_mib": round(finished.peak_memory_mib, 1), "stdout": stdout,
+            # peak RSS of the sandboxed processes (sampled, and as the bootstrap reports it)
+            # + the RAM its files in /scratch (a tmpfs) hold
+            "peak_memory_mib": round(
+                max(finished.peak_memory_mib, reported_peak_mib(run_dir / "rw" / "meta"
+                                                                / "usage.json"))
+                + files_mib(run_dir / "rw" / "scratch"), 1),
+            "stdout": stdout,
             "stderr": stderr, "leftover_processes": finished.leftover_processes,
         }
         error: ScriptError
@@ -330,12 +332,19 @@ class BubblewrapSandbox:
                 error = ScriptError(kind="protocol", message=str(violation),
                                     hint="End the script by printing the protocol object.")
             else:
-                status: OutcomeStatus = (
-                    "success" if protocol.status == "success" else "script_reported_error"
-                )
-                artifacts, note = self._collect_artifacts(run_dir / "rw" / "scratch", run_id)
-                return SandboxOutcome(status=status, protocol=protocol, artifacts=artifacts,
-                                      artifacts_note=note, **base)
+                bad_name = first_unencodable_name(run_dir / "rw" / "scratch")
+                if bad_name is None:
+                    status: OutcomeStatus = (
+                        "success" if protocol.status == "success" else "script_reported_error"
+                    )
+                    artifacts, note = collect_artifacts(run_dir / "rw" / "scratch",
+                                                        f"{self.artifacts_url}/{run_id}")
+                    return SandboxOutcome(status=status, protocol=protocol, artifacts=artifacts,
+                                          artifacts_note=note, **base)
+                error = ScriptError(
+                    kind="protocol", message=f"the scratch file name '{bad_name}' is not UTF-8 "
+                    "text, so it cannot be listed or kept",
+                    hint="Name output files with plain text (e.g. result.json).")
         else:
             error = diagnosis.classify_exit(
                 exit_code=finished.exit_code, signal_name=None, timed_out=False,
@@ -344,70 +353,3 @@ class BubblewrapSandbox:
         # A failed run's files may be cut short (a size limit, a kill): none is kept.
         return SandboxOutcome(status=diagnosis.status_for(error.kind), error=error,
                               artifacts_note=FAILED_RUN_FILES_NOTE, **base)
-
-    def _collect_artifacts(self, scratch: Path,
-                           run_id: str) -> tuple[list[Artifact], str | None]:
-        files: list[tuple[str, Path, int]] = []
-        past_cap = not_regular = 0
-        for directory, subdirs, names in os.walk(scratch, followlinks=False):
-            not_regular += sum(Path(directory, d).is_symlink() for d in subdirs)
-            subdirs[:] = [d for d in subdirs if not Path(directory, d).is_symlink()]
-            for name in sorted(names):
-                path = Path(directory, name)
-                info = path.lstat()
-                if not stat.S_ISREG(info.st_mode):
-                    not_regular += 1
-                elif len(files) >= MAX_ARTIFACTS:
-                    past_cap += 1
-                else:
-                    files.append((path.relative_to(scratch).as_posix(), path, info.st_size))
-        notes = []
-        if past_cap:
-            notes.append(f"{past_cap} files past the first {MAX_ARTIFACTS} were not collected")
-        if not_regular:
-            notes.append(f"{not_regular} links, pipes or devices were skipped")
-        note = "; ".join(notes) or None
-        if not files:
-            return [], note
-        filesystem, root = filesystem_for(f"{self.artifacts_url}/{run_id}")
-        artifacts = []
-        for name, path, size in files:
-            target = f"{root}/{name}"
-            filesystem.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as source, filesystem.open(target, "wb") as sink:
-                shutil.copyfileobj(source, sink)
-            media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-            artifacts.append(Artifact(
-                name=name, uri=filesystem.unstrip_protocol(target), size_bytes=size,
-                media_type=media_type,
-            ))
-        return artifacts, note
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

@@ -48,10 +48,11 @@ class Finished:
 def wait(process: subprocess.Popen[bytes], uid: int, limits: SandboxLimits,
           started: float) -> Finished:
     """Wait for bwrap with the wall-clock limit; kill the tree on expiry."""
-    timed_out = not wait_exit(process.pid, limits.timeout_s)
-    sampled_cpu = sampled_rss = 0.0
+    timed_out, sampled_rss = wait_sampling(process.pid, uid, limits.timeout_s)
+    sampled_cpu = 0.0
     if timed_out:
-        sampled_cpu, sampled_rss = sample_uid_usage(uid)
+        sampled_cpu, last_rss = sample_uid_usage(uid)
+        sampled_rss = max(sampled_rss, last_rss)
         # Kill the sandboxed processes first so that bwrap reaps them (no zombies) and exits
         # on its own; kill bwrap too if it does not follow within a second.
         kill_uid_processes(uid, sparing=process.pid)
@@ -74,10 +75,42 @@ def wait(process: subprocess.Popen[bytes], uid: int, limits: SandboxLimits,
         if signal_name is not None:
             exit_code = None
     cpu = max(usage.ru_utime + usage.ru_stime, sampled_cpu)
-    peak = max(usage.ru_maxrss / 1024.0, sampled_rss)
+    # not usage.ru_maxrss: the child started from this process inherits its high-water mark
+    # (hundreds of MiB of host Python); the sandboxed processes are sampled while they run
+    # and the bootstrap reports its own peak (see peak_memory_mib)
     if timed_out:
         signal_name = "SIGKILL"
-    return Finished(exit_code, signal_name, timed_out, wall, cpu, peak, leftover)
+    return Finished(exit_code, signal_name, timed_out, wall, cpu, sampled_rss, leftover)
+
+
+#: Seconds between samples of the sandboxed processes' resident memory while waiting.
+SAMPLE_INTERVAL_S = 0.05
+
+
+def wait_sampling(pid: int, uid: int, timeout_s: float) -> tuple[bool, float]:
+    """Wait up to ``timeout_s`` for ``pid`` to exit, sampling the run uid's peak RSS meanwhile.
+
+    Returns ``(timed_out, largest VmHWM seen in MiB)``; the child is not reaped here.
+    """
+    deadline = time.monotonic() + timeout_s
+    peak = 0.0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return True, peak
+        if wait_exit(pid, min(SAMPLE_INTERVAL_S, remaining)):
+            return False, peak
+        peak = max(peak, sample_uid_usage(uid)[1])
+
+
+def reported_peak_mib(path: Path) -> float:
+    """The bootstrap's own peak resident set (``/meta/usage.json``), MiB; 0.0 if absent."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            usage = json.loads(handle.read(4096))
+        return max(float(usage["maxrss_kib"]), float(usage["children_maxrss_kib"])) / 1024
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
 
 
 def wait_exit(pid: int, timeout_s: float) -> bool:
@@ -177,6 +210,20 @@ def first_untraversable_ancestor(folder: Path) -> Path | None:
     return None
 
 
+def files_mib(folder: Path) -> float:
+    """MiB the files under ``folder`` occupy (allocated blocks; links not followed).
+
+    The run's ``/scratch`` is a tmpfs: its pages are RAM but in no process's resident set, so
+    they are added to the run's memory. 0.0 if ``folder`` cannot be read.
+    """
+    used = 0
+    for directory, _subdirs, names in os.walk(folder, followlinks=False):
+        for name in names:
+            with contextlib.suppress(OSError):
+                used += os.lstat(os.path.join(directory, name)).st_blocks * 512
+    return used / (1024 * 1024)
+
+
 def read_tail(path: Path, max_bytes: int) -> str:
     """The last ``max_bytes`` bytes of ``path`` as text (invalid UTF-8 replaced)."""
     with open(path, "rb") as handle:
@@ -202,11 +249,29 @@ def read_head_tail(path: Path, max_bytes: int) -> str:
 
 
 def read_report(path: Path) -> dict[str, Any] | None:
-    """The bootstrap's JSON report at ``path`` (first MiB), or None if absent or unreadable."""
+    """The bootstrap's JSON report at ``path`` (first MiB), or None if absent or unreadable.
+
+    Strings are :func:`escaped_text`: an exception message may hold lone surrogates.
+    """
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.loads(handle.read(1024 * 1024))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return escaped_text(data) if isinstance(data, dict) else None
+
+
+def escaped_text(value: Any) -> Any:
+    r"""``value`` with every lone surrogate in its strings escaped (``\\udcff``), so it encodes.
+
+    >>> escaped_text({"message": "bad \udcff"})
+    {'message': 'bad \\udcff'}
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {escaped_text(key): escaped_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [escaped_text(item) for item in value]
+    return value
 

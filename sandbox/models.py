@@ -120,7 +120,10 @@ class SandboxOutcome(BaseModel):
     signal: str | None = Field(default=None, description="Signal name when killed, e.g. SIGKILL.")
     wall_time_s: float = Field(ge=0)
     cpu_time_s: float = Field(ge=0, description="User+system CPU of the sandboxed processes.")
-    peak_memory_mib: float = Field(ge=0, description="Largest resident set size seen.")
+    peak_memory_mib: float = Field(
+        ge=0, description="Memory the run held, MiB: the largest resident set of its process "
+        "tree (every sandboxed process, reaped by bubblewrap) plus the RAM its files in "
+        "/scratch occupy at the end (a tmpfs; such pages are in no process's resident set).")
     stdout: TextExcerpt
     stderr: TextExcerpt
     leftover_processes: int = Field(

@@ -10,6 +10,8 @@ ProtocolResult(status='success', summary='3 parks', result={'n': 3})
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from sandbox.models import ProtocolResult
 
@@ -93,7 +95,59 @@ def check_protocol_object(value: object) -> ProtocolResult:
             f"'result' must be a JSON object or array, not a JSON {_json_kind(result)}; "
             'wrap a single value, e.g. {"value": 42}.'
         )
+    where = first_unencodable_text(value)
+    if where is not None:
+        raise ProtocolViolation(
+            f"The final JSON object holds text that is not valid Unicode at {where} (a lone "
+            "surrogate such as \\udcff); decode bytes with errors='replace' or drop them."
+        )
     return ProtocolResult(status=status, summary=summary, result=result)
+
+
+def first_unencodable_text(value: object, where: str = "the object") -> str | None:
+    r"""Where in ``value`` a string (key or value) cannot be encoded as UTF-8, or None.
+
+    ``json.loads('"\\udcff"')`` gives a lone surrogate, which no JSON writer can encode.
+
+    >>> first_unencodable_text({"result": {"a": ["ok", "\udcff"]}})
+    "the object['result']['a'][1]"
+    """
+    if isinstance(value, str):
+        return None if _encodes(value) else where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and not _encodes(key):
+                return f"{where} (a key)"
+            found = first_unencodable_text(item, f"{where}[{key!r}]")
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = first_unencodable_text(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def first_unencodable_name(folder: Path) -> str | None:
+    r"""The first path under ``folder`` whose name is not UTF-8 text, or None.
+
+    The name is returned with its undecodable bytes escaped (``\xff.json``).
+    """
+    for directory, subdirs, names in os.walk(folder, followlinks=False):
+        for name in (*subdirs, *names):
+            if not _encodes(name):
+                relative = Path(directory, name).relative_to(folder).as_posix()
+                return os.fsencode(relative).decode("utf-8", "backslashreplace")
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _last_json_value(text: str) -> object:

@@ -35,7 +35,7 @@ def function_calls(query: ParsedQuery) -> Iterator[FunctionCall]:
     >>> [c.name for c in function_calls(parse_query('SELECT count(*), "Lower"(x) FROM t'))]
     ['count', 'Lower']
     """
-    for node in query.tree.walk():
+    for node in query.nodes:
         if isinstance(node, exp.Func):
             yield FunctionCall(node, _resolved_name(node, query.text), _schema(node))
 

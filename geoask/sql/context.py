@@ -51,6 +51,15 @@ class GuardContext:
             operator applied to one of them is spatial computation.
         case_sensitive_names: real catalog names (tables, columns, schemas) that contain
             upper-case letters and so must be quoted; unquoted references are quoted.
+        column_names: lower-case names of the catalog's real columns; ``alias.name`` naming one
+            is a column, otherwise a name of a function that takes a whole row is refused as
+            a hidden call (see :func:`geoask.sql.functions.attribute_call_names`).
+        declared_srids: the catalog's declared SRID per spatial column, for the export.
+        extension_functions: PostGIS functions the connected database's catalog offers
+            read-only (:mod:`geoask.sql.catalog_functions`), allowed under ``postgis`` in
+            addition to the hand-kept list.
+        max_sql_chars: longest SQL text checked (characters); longer text is refused before
+            any parsing (setting ``sql_max_chars``).
 
     """
 
@@ -60,6 +69,9 @@ class GuardContext:
     geometry_columns: frozenset[str] = DEFAULT_GEOMETRY_COLUMNS
     case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
     declared_srids: Mapping[str, int] = field(default_factory=dict, hash=False)
+    column_names: frozenset[str] = field(default_factory=frozenset)
+    extension_functions: frozenset[str] = field(default_factory=frozenset)
+    max_sql_chars: int = 20_000
 
     def __post_init__(self) -> None:
         # Accept plain strings ("postgis", "topk") from the CLI, settings and fixture files.
@@ -79,19 +91,29 @@ class GuardContext:
 
         The catalog's names (see :func:`catalog_names`) decide what is quoted and which
         columns are geometry; without one, nothing is quoted and the usual geometry names
-        (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply; its declared SRIDs go to the export.
+        (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply; its declared SRIDs go to the export. Under
+        ``postgis`` the database's catalog adds its read-only PostGIS functions
+        (:func:`~geoask.sql.catalog_functions.catalog_postgis_functions`).
         """
+        from geoask.sql.catalog_functions import catalog_postgis_functions
+
+        chosen = SpatialPolicy(policy or settings.sql_policy)
         case_sensitive_names, geometry_columns = (
             catalog_names(catalog) if catalog is not None
             else (frozenset(), DEFAULT_GEOMETRY_COLUMNS)
         )
         return cls(
-            policy=SpatialPolicy(policy or settings.sql_policy),
+            policy=chosen,
             contract=AnswerContract(contract),
             row_cap=settings.sql_row_cap,
             geometry_columns=geometry_columns,
             case_sensitive_names=case_sensitive_names,
             declared_srids=declared_srids(catalog),
+            column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
+            max_sql_chars=settings.sql_max_chars,
+            # derived whatever the policy (used only under postgis): a program runner sets
+            # each program's policy on a context built once
+            extension_functions=catalog_postgis_functions(settings),
         )
 
 
@@ -110,4 +132,11 @@ def catalog_names(catalog: Catalog) -> tuple[frozenset[str], frozenset[str]]:
     return (
         frozenset(name for name in names if name != name.lower()),
         spatial_column_names(catalog),
+    )
+
+
+def catalog_column_names(catalog: Catalog) -> frozenset[str]:
+    """Lower-case names of every column of every table of ``catalog``."""
+    return frozenset(
+        column.name.lower() for table in catalog.tables for column in table.columns
     )

@@ -72,15 +72,22 @@ class ResultPreview:
         return asdict(self)
 
     def to_text(self) -> str:
-        """A few lines for a prompt or the terminal."""
-        columns = ", ".join(f"{c['name']} ({c['type']})" for c in self.columns)
+        """A few lines for a prompt or the terminal.
+
+        Column names are written as JSON strings (quoted, newlines escaped), like the values:
+        a name is chosen by the query's author (a newline in ``AS "..."``) and must not forge lines
+        in the text the next agent reads.
+        """
+        columns = ", ".join(
+            f"{json.dumps(c['name'], ensure_ascii=False)} ({c['type']})" for c in self.columns)
         count = f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
         if self.truncated:
             count += f" - TRUNCATED at the row cap of {self.row_cap}; the query returned more"
         lines = [f"columns: {columns}", f"rows: {count}"]
         if self.geometry_column:
             lines.append(
-                f"geometry: {self.geometry_column} {'/'.join(self.geometry_types) or 'none'}, "
+                f"geometry: {json.dumps(self.geometry_column, ensure_ascii=False)} "
+                f"{'/'.join(self.geometry_types) or 'none'}, "
                 f"bbox (lon/lat) {self.bbox_wgs84}"
             )
         lines.extend(NativeCrs(**crs).to_text() for crs in self.native_crs)
@@ -242,10 +249,17 @@ def json_value(value: Any) -> Any:
     """Convert one database value to JSON-ready data.
 
     Dates, times and timestamps become ISO 8601 text; intervals ISO 8601 durations
-    (``P1DT3600S``); Decimals JSON numbers (int when integral); NaN/Infinity null; bytes hex.
+    (``P1DT3600S``); NaN/Infinity null; bytes hex. Decimals (``numeric``) stay exact: an
+    integer when integral, a JSON number when a double holds the value exactly (``2.50`` ->
+    ``2.5``: the value is kept, not the trailing zeros), and otherwise the exact decimal text
+    as a string (``"12345678901234567890.123456789"``) rather than a rounded double.
 
     >>> json_value(Decimal("2.50")), json_value(dt.date(2020, 1, 2)), json_value(float("nan"))
     (2.5, '2020-01-02', None)
+    >>> json_value(Decimal("12345678901234567890.123456789"))
+    '12345678901234567890.123456789'
+    >>> json_value(Decimal("12345678901234567890"))
+    12345678901234567890
     """
     if value is None or isinstance(value, bool | int | str):
         return value
@@ -254,7 +268,11 @@ def json_value(value: Any) -> Any:
     if isinstance(value, Decimal):
         if not value.is_finite():
             return None
-        return int(value) if value == value.to_integral_value() else float(value)
+        if value == value.to_integral_value():
+            return int(value)
+        # a JSON number when a double holds the value exactly, else its exact decimal text
+        approximate = float(value)
+        return approximate if Decimal(repr(approximate)) == value else str(value)
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):

@@ -15,6 +15,8 @@ names exactly. Schema-qualified calls are allowed only with ``pg_catalog``.
 
 from __future__ import annotations
 
+import functools
+
 from geoask.catalog.spatial import POSTGIS_TYPE_NAMES
 from geoask.sql.postgis_functions import POSTGIS_ST_FUNCTIONS
 
@@ -54,8 +56,8 @@ STRING_FUNCTIONS = _names(
     substring left right lpad rpad ltrim rtrim btrim trim replace translate concat concat_ws
     split_part strpos position reverse repeat format regexp_replace regexp_match
     regexp_matches regexp_split_to_array regexp_split_to_table regexp_count regexp_like
-    regexp_substr regexp_instr starts_with md5 to_hex ascii chr string_to_array
-    array_to_string overlay normalize
+    regexp_substr regexp_instr starts_with md5 to_hex ascii chr string_to_array string_to_table
+    array_to_string overlay normalize encode decode like_escape similar_to_escape similar_escape
     """
 )
 DATE_TIME_FUNCTIONS = _names(
@@ -75,7 +77,17 @@ JSON_FUNCTIONS = _names(
     json_array_elements_text jsonb_array_elements_text json_typeof jsonb_typeof
     json_object_keys jsonb_object_keys jsonb_pretty json_object jsonb_object
     jsonb_path_query jsonb_path_query_array jsonb_path_query_first jsonb_path_exists
-    jsonb_path_match
+    jsonb_path_match jsonb_path_query_tz jsonb_path_query_array_tz jsonb_path_query_first_tz
+    jsonb_path_exists_tz jsonb_path_match_tz json_to_record json_to_recordset jsonb_to_record
+    jsonb_to_recordset
+    json_populate_record json_populate_recordset jsonb_populate_record jsonb_populate_recordset
+    """
+)
+TEXT_SEARCH_FUNCTIONS = _names(
+    """
+    to_tsvector to_tsquery plainto_tsquery phraseto_tsquery websearch_to_tsquery ts_rank
+    ts_rank_cd ts_headline setweight strip numnode querytree tsvector_to_array
+    array_to_tsvector
     """
 )
 ARRAY_FUNCTIONS = _names(
@@ -96,6 +108,7 @@ READ_ONLY_FUNCTIONS: frozenset[str] = (
     | DATE_TIME_FUNCTIONS
     | JSON_FUNCTIONS
     | ARRAY_FUNCTIONS
+    | TEXT_SEARCH_FUNCTIONS
 )
 """Functions allowed under every policy (PostgreSQL built-ins that only read)."""
 
@@ -127,8 +140,53 @@ def is_spatial_function(name: str) -> bool:
     )
 
 
-def allowed_function_names(policy: str) -> frozenset[str]:
-    """The allow-list for ``policy`` (``"separated"`` or ``"postgis"``), lower-case names."""
+@functools.lru_cache(maxsize=64)
+def allowed_function_names(
+    policy: str, extension_functions: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The allow-list for ``policy`` (``"separated"`` or ``"postgis"``), lower-case names.
+
+    ``extension_functions``: PostGIS functions the database's catalog offers read-only
+    (:mod:`geoask.sql.catalog_functions`), added under ``postgis`` only.
+    """
     if policy == "postgis":
-        return READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS
+        return READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS | extension_functions
     return READ_ONLY_FUNCTIONS
+
+
+SQL_SYNTAX_FUNCTIONS = _names(
+    """
+    extract date_part substring position overlay btrim ltrim rtrim timezone similar_to_escape
+    normalize is_normalized overlaps
+    """
+)
+"""Functions PostgreSQL's parser calls for SQL syntax (``EXTRACT(f FROM x)``, ``SUBSTRING(s FROM
+n)``, ``TRIM(BOTH ...)``, ``x AT TIME ZONE z``, ``SIMILAR TO``): all only compute."""
+
+RECORD_ARGUMENT_FUNCTIONS = _names(
+    """
+    to_json to_jsonb row_to_json st_asgeojson hstore record_out quote_literal quote_nullable
+    pg_typeof pg_column_size num_nulls num_nonnulls
+    concat json_build_array jsonb_build_array json_build_object jsonb_build_object
+    count array_agg json_agg jsonb_agg st_asmvt st_asgeobuf st_asflatgeobuf
+    """
+)
+"""Functions that take a whole row, so that attribute notation ``a.f`` or ``(a).f`` calls them
+as ``f(a)`` when the row has no column ``f`` (see :func:`attribute_call_names`). Type names
+(``a.text``, ``a.name``) are no such functions - PostgreSQL 15 reports ``column a.text does not
+exist`` - and ``name``/``text`` are common real column names, so they are left out.
+Aggregates that take any row count too (``a.count`` is ``count(a)``). A CTE or sub-select
+column named like one of these is refused as well (the guard does not resolve which relation
+``a`` names): rename it."""
+
+
+def attribute_call_names(column_names: frozenset[str]) -> frozenset[str]:
+    """Names that, written as ``alias.name``, would be a function call rather than a column.
+
+    ``column_names`` are the catalog's real column names (lower case); a real column of that
+    name is a column, so it is left out.
+
+    >>> sorted(attribute_call_names(frozenset({"count"})))[:3]
+    ['array_agg', 'concat', 'hstore']
+    """
+    return RECORD_ARGUMENT_FUNCTIONS - column_names

@@ -1,9 +1,31 @@
-"""The SQL guard: parse once, run the rules in order, then prepare the text that will run.
+"""The SQL guard: parse twice, run the rules in order, then prepare the text that will run.
+
+Design - two parsers, one verdict:
+
+1. **Caps first.** Text longer than ``sql_max_chars``, empty, unlexable or nested too deeply is
+   refused before any parser builds a tree (:func:`~geoask.sql.parsing.parse_query`).
+2. **sqlglot** (PostgreSQL dialect) tokenizes and parses; its ordered rule pipeline
+   (:data:`~geoask.sql.rules.RULES`, one rule per module, fixtures per rule) judges its tree,
+   and the token rules judge text it cannot parse.
+3. **PostgreSQL's own parser** (libpg_query 15 through ``pglast``: the grammar of the server
+   that runs the query) parses the same text; :mod:`geoask.sql.pgview` reduces its tree to
+   statements, calls, operators, casts, relations, attribute references and the outer LIMIT.
+4. Rule ``postgres_view`` checks every policy again on that reading - one plain SELECT, no
+   writes, no INTO/locks/placeholders/OPERATOR(), no system catalogs or ``reg*`` casts, the
+   spatial policy, the function allow-list, no calls hidden in attribute notation, Top-K -
+   reporting under the mirrored rule's name.
+5. Rule ``parsers_agree`` refuses the statement when the two readings differ in the functions
+   called, operators applied, relations read or sensitive casts: a parser differential (a NUL
+   byte, a no-break space, ``<@`` read as ``<``) can then only make the guard refuse, never
+   let something through that a rule did not see.
+6. Text that sqlglot cannot parse but PostgreSQL can (PostGIS operators such as ``&&&``,
+   ``|=|``, ``<@>``) is accepted when the token rules, ``postgres_view`` and the token-level
+   agreement all pass: the server's grammar decides syntax, the policies decide the rest.
 
 The text that runs is always the submitted text - with identifiers quoted where the catalog
 needs it and, without an outer LIMIT within the row cap, wrapped as
-``SELECT * FROM (<submitted>) AS q LIMIT <row_cap + 1>``. sqlglot's regenerated SQL is never
-executed: it can change the meaning of PostGIS code.
+``SELECT * FROM (<submitted>) AS q LIMIT <row_cap + 1>``. Neither parser's regenerated SQL is
+ever executed: it can change the meaning of PostGIS code.
 """
 
 from __future__ import annotations
@@ -15,6 +37,7 @@ from sqlglot.tokens import TokenType
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import TOO_DEEP_DESCRIPTION, ParsedQuery, parse_query
+from geoask.sql.pgview import PgView
 from geoask.sql.rules import RULES, TOKEN_RULES
 from geoask.sql.rules.query_only import query_root
 from geoask.sql.violation import GuardViolation
@@ -59,7 +82,7 @@ def find_violation(sql: str, context: GuardContext) -> GuardViolation | None:
     from geoask.errors import QueryRejectedError
 
     try:
-        query = parse_query(sql)
+        query = parse_query(sql, context.max_sql_chars)
         return first_violation(query, context)
     except QueryRejectedError as error:
         return GuardViolation(error.rule, error.description, error.fragment, error.line, error.col)
@@ -79,14 +102,14 @@ def check_sql(sql: str, context: GuardContext) -> CheckedQuery:
 
     """
     try:
-        query = parse_query(sql)
+        query = parse_query(sql, context.max_sql_chars)
         violation = first_violation(query, context)
     except RecursionError:
         violation = TOO_DEEP
     if violation is not None:
         raise violation.to_error()
     body, quoted = normalized_body(query, context.case_sensitive_names)
-    if has_outer_limit_within(query.tree, context.row_cap):
+    if has_outer_limit_within(query, context.row_cap):
         return CheckedQuery(sql, body, False, context.row_cap, quoted, 0)
     wrapped = f"{WRAP_PREFIX}{body}\n) AS q LIMIT {context.row_cap + 1}"
     return CheckedQuery(sql, wrapped, True, context.row_cap, quoted, len(WRAP_PREFIX))
@@ -107,14 +130,20 @@ def first_violation(query: ParsedQuery, context: GuardContext) -> GuardViolation
     return None
 
 
-def has_outer_limit_within(tree: exp.Expr, row_cap: int) -> bool:
+def has_outer_limit_within(query: ParsedQuery, row_cap: int) -> bool:
     """True if the outermost query has ``LIMIT n`` / ``FETCH FIRST n ROWS`` with ``n <= row_cap``.
 
+    Decided on PostgreSQL's reading when there is one (it is what runs), else on sqlglot's.
+
     >>> from geoask.sql.parsing import parse_query
-    >>> has_outer_limit_within(parse_query("SELECT a FROM t LIMIT 5").tree, 100)
+    >>> has_outer_limit_within(parse_query("SELECT a FROM t LIMIT 5"), 100)
     True
+    >>> has_outer_limit_within(parse_query("SELECT a FROM t LIMIT ALL"), 100)
+    False
     """
-    limit = query_root(tree).args.get("limit")
+    if isinstance(query.pg, PgView):
+        return query.pg.outer_limit is not None and 0 < query.pg.outer_limit <= row_cap
+    limit = query_root(query.tree).args.get("limit")
     if isinstance(limit, exp.Limit):
         count = limit.expression
     elif isinstance(limit, exp.Fetch):
@@ -144,7 +173,8 @@ def normalized_body(
         if name != name.lower():
             by_folded.setdefault(name.lower(), []).append(name)
     replacements: list[tuple[int, int, str]] = []
-    for identifier in query.tree.find_all(exp.Identifier):
+    identifiers = [n for n in query.nodes if isinstance(n, exp.Identifier)] if query.parsed else []
+    for identifier in identifiers:
         meta = identifier.meta or {}
         if identifier.quoted or "start" not in meta:
             continue

@@ -5,8 +5,10 @@ The rules inspect the tree and the tokens; nothing here ever generates SQL to ex
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -14,6 +16,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
+from geoask.sql.pgview import PgParseFailure, PgView, postgres_view
 from geoask.sql.violation import GuardViolation
 
 ORIGINAL_NAME_KEY = "pg_name"
@@ -56,6 +59,9 @@ TOO_DEEP_DESCRIPTION = (
 )
 
 
+NOT_READ_BY_POSTGRES = PgParseFailure("not parsed by PostgreSQL's parser")
+
+
 @dataclass(frozen=True)
 class ParsedQuery:
     """Submitted SQL with its tokens and, when sqlglot could build them, its statements.
@@ -66,6 +72,8 @@ class ParsedQuery:
         statements: parsed statements, empty ones (lone ``;``, comments) removed; empty when
             sqlglot could not parse the tokens (then ``parse_error`` says why).
         parse_error: the ``parses`` violation for text that tokenizes but does not parse.
+        pg: PostgreSQL's own reading of the text (:mod:`geoask.sql.pgview`): a
+            :class:`~geoask.sql.pgview.PgView`, or the parser's refusal.
 
     Rules that can decide on tokens do so whether or not the statements exist, so their
     verdicts do not change when a sqlglot release learns to parse more syntax.
@@ -76,11 +84,25 @@ class ParsedQuery:
     tokens: tuple[Token, ...]
     statements: tuple[exp.Expr, ...]
     parse_error: GuardViolation | None = None
+    pg: PgView | PgParseFailure = NOT_READ_BY_POSTGRES
 
     @property
     def parsed(self) -> bool:
         """True when sqlglot built a tree for the text."""
         return bool(self.statements)
+
+    @functools.cached_property
+    def nodes(self) -> tuple[exp.Expr, ...]:
+        """Every node of :attr:`tree`, breadth first: walked once, shared by all the rules."""
+        return tuple(self.tree.walk())
+
+    def find(self, *types: type[exp.Expr]) -> exp.Expr | None:
+        """The first node (breadth first) of one of ``types``, like ``tree.find``."""
+        return next((node for node in self.nodes if isinstance(node, types)), None)
+
+    def find_all(self, *types: type[exp.Expr]) -> Iterator[exp.Expr]:
+        """Every node of one of ``types``, breadth first, like ``tree.find_all``."""
+        return (node for node in self.nodes if isinstance(node, types))
 
     @property
     def tree(self) -> exp.Expr:
@@ -95,7 +117,7 @@ class ParsedQuery:
         return self.statements[0]
 
 
-def parse_query(text: str) -> ParsedQuery:
+def parse_query(text: str, max_chars: int = MAX_SQL_CHARS) -> ParsedQuery:
     """Tokenize and parse ``text`` with the PostgreSQL dialect.
 
     Text that tokenizes but does not parse is returned with ``parse_error`` set and no
@@ -103,14 +125,15 @@ def parse_query(text: str) -> ParsedQuery:
 
     Raises:
         QueryRejectedError: rule ``parses`` - the text is empty or longer than
-            :data:`MAX_SQL_CHARS`, does not tokenize (an unterminated string, comment or dollar
+            ``max_chars`` (default :data:`MAX_SQL_CHARS`, setting ``sql_max_chars``), does not
+            tokenize (an unterminated string, comment or dollar
             quote), has unbalanced parentheses or brackets or nests them deeper than
             :data:`MAX_PAREN_DEPTH` / :data:`MAX_BRACKET_DEPTH`; all decided before parsing.
 
     """
-    if len(text) > MAX_SQL_CHARS:
+    if len(text) > max_chars:
         raise GuardViolation(
-            "parses", f"the text is {len(text):,} characters; at most {MAX_SQL_CHARS:,} are "
+            "parses", f"the text is {len(text):,} characters; at most {max_chars:,} are "
             "checked - send one shorter SELECT (move work into later steps)").to_error()
     dialect = GuardPostgres()
     try:
@@ -122,12 +145,13 @@ def parse_query(text: str) -> ParsedQuery:
     nesting = _nesting_violation(text, tokens)
     if nesting is not None:
         raise nesting.to_error()
+    pg = postgres_view(text)
     try:
         raw = dialect.parser().parse(list(tokens), text)
     except ParseError as error:
-        return ParsedQuery(text, tokens, (), _parse_violation(error))
+        return ParsedQuery(text, tokens, (), _parse_violation(error), pg)
     except RecursionError:
-        return ParsedQuery(text, tokens, (), GuardViolation("parses", TOO_DEEP_DESCRIPTION))
+        return ParsedQuery(text, tokens, (), GuardViolation("parses", TOO_DEEP_DESCRIPTION), pg)
     statements = tuple(
         statement
         for statement in raw
@@ -135,7 +159,7 @@ def parse_query(text: str) -> ParsedQuery:
     )
     if not statements:
         raise _NO_STATEMENT.to_error()
-    return ParsedQuery(text=text, tokens=tokens, statements=statements)
+    return ParsedQuery(text=text, tokens=tokens, statements=statements, pg=pg)
 
 
 _NO_STATEMENT = GuardViolation("parses", "the text holds no SQL statement; send one SELECT query")
@@ -202,6 +226,23 @@ def _parse_violation(error: ParseError | TokenError) -> GuardViolation:
         line=details.get("line"),
         col=details.get("col"),
     )
+
+
+def cast_type_name(data_type: exp.Expr | None) -> str:
+    """The lower-case name of a cast's target type, without schema or modifiers.
+
+    >>> cast_type_name(parse_query("SELECT x::public.geometry(Point, 4326)").tree.find(exp.Cast).to)
+    'geometry'
+    """
+    if not isinstance(data_type, exp.DataType):
+        return ""
+    this = data_type.this
+    if isinstance(this, str):
+        return this.lower()
+    if this == exp.DataType.Type.USERDEFINED:
+        kind = data_type.args.get("kind")
+        return str(kind).split("(")[0].split(".")[-1].strip('"').lower()
+    return str(this.value).lower()
 
 
 def node_span(node: exp.Expr) -> tuple[int, int] | None:

@@ -1,6 +1,8 @@
 """What a query returns and reads, from its parse tree: output columns, tables, outer LIMIT.
 
-Each function returns None when the SQL does not parse (the guard reports why).
+sqlglot's tree answers; for text only PostgreSQL's grammar parses (``a &&& b``) PostgreSQL's
+reading (:mod:`geoask.sql.pgview`) does. Each function returns None when neither parses (the
+guard reports why).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from sqlglot import exp
 
 from geoask.errors import QueryRejectedError
 from geoask.sql.parsing import parse_query
+from geoask.sql.pgview import PgView
 from geoask.sql.rules.query_only import query_root
 
 
@@ -21,7 +24,10 @@ def output_columns(sql: str) -> list[str] | None:
     ['name', 'population', '*']
     """
     try:
-        tree = query_root(parse_query(sql).tree)
+        query = parse_query(sql)
+        if not query.parsed and isinstance(query.pg, PgView):
+            return list(query.pg.output_names)
+        tree = query_root(query.tree)
     except QueryRejectedError:
         return None
     return list(tree.named_selects) if isinstance(tree, exp.Query) else None
@@ -37,7 +43,10 @@ def tables_read(sql: str) -> list[str] | None:
     ['airports', 'us_states']
     """
     try:
-        tree = parse_query(sql).tree
+        query = parse_query(sql)
+        if not query.parsed and isinstance(query.pg, PgView):
+            return sorted({name for _schema, name in query.pg.relations})
+        tree = query.tree
     except QueryRejectedError:
         return None
     ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
@@ -52,7 +61,10 @@ def outer_limit(sql: str) -> int | None:
     5
     """
     try:
-        limit = query_root(parse_query(sql).tree).args.get("limit")
+        query = parse_query(sql)
+        if not query.parsed and isinstance(query.pg, PgView):
+            return query.pg.outer_limit or None
+        limit = query_root(query.tree).args.get("limit")
     except QueryRejectedError:
         return None
     count = limit.expression if isinstance(limit, exp.Limit) else (

@@ -54,6 +54,8 @@ def test_the_package_offers_ask_and_nothing_it_does_not_have():
     ({"question": "How many airports?", "variant": ["FULL"]}, "variant must be text (str)"),
     ({"question": "How many airports?", "model": 42}, "model must be text (str), not int"),
     ({"question": "How many airports\x00 in Texas?"}, "contains a NUL character"),
+    ({"question": "How many airports? " * 300}, "at most 4,096 are accepted"),
+    ({"question": "How many airports? " * 300, "via_api": True}, "at most 4,096 are accepted"),
 ])
 def test_bad_input_is_a_clear_configuration_error(kwargs, message):
     kwargs = {"model": "reference", **kwargs}

@@ -230,6 +230,7 @@ def test_ask_refuses_a_question_that_is_not_utf8():
 
 @pytest.mark.parametrize(("arguments", "message"), [
     (["ask", "   ", "--model", "reference"], "the question is empty"),
+    (["ask", "Which airport? " * 300, "--model", "reference"], "one shorter question"),
     (["ask", "How many airports?", "--variant", "WEIRD"], "unknown variant 'WEIRD'"),
     (["bench", "--variant", "WEIRD", "--limit", "1"], "unknown variant 'WEIRD'"),
 ])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from sandbox.fake import FakeSandbox, success_outcome
 from sandbox.models import SandboxLimits
 from sandbox.runtime import (
@@ -85,3 +87,33 @@ def test_failure_detail_is_one_line_for_every_caller() -> None:
     bare = success_outcome({}).model_copy(update={"status": "protocol_error", "protocol": None})
     assert bare.failure_detail() == "sandbox status protocol_error"
     assert bare.missing_fields == []
+
+
+MEMORY_SCRIPTS = {
+    "allocates": (
+        "b = bytearray(200 * 1024 * 1024)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\n"),
+    "writes to /scratch": (
+        "with open('/scratch/big.bin', 'wb') as f:\n"
+        "    for _ in range(200):\n        f.write(b'x' * (1024 * 1024))\n"),
+}
+PROTOCOL_LINE = (
+    'import json\nprint(json.dumps({"status": "success", "summary": "ok", "result": {}}))\n')
+
+
+@pytest.mark.parametrize("kind", sorted(MEMORY_SCRIPTS))
+def test_peak_memory_counts_what_the_run_held(real_sandbox, kind):
+    limits = SandboxLimits(memory_mib=1024, scratch_mib=512)
+    small = real_sandbox.run(PROTOCOL_LINE, [], limits)
+    big = real_sandbox.run(MEMORY_SCRIPTS[kind] + PROTOCOL_LINE, [], limits)
+    assert small.status == big.status == "success", big.error
+    assert big.peak_memory_mib >= small.peak_memory_mib + 190, (small, big)
+
+
+def test_peak_memory_is_the_sandboxed_process_not_the_host(real_sandbox):
+    import numpy as np
+
+    host_ballast = np.ones(300 * 1024 * 1024 // 8)  # the host holds 300 MiB more than usual
+    outcome = real_sandbox.run(PROTOCOL_LINE, [], SandboxLimits(memory_mib=1024))
+    assert outcome.status == "success" and host_ballast[0] == 1
+    # a Python that imports json holds a few tens of MiB, never the host's hundreds
+    assert 0 < outcome.peak_memory_mib < 100, outcome.peak_memory_mib

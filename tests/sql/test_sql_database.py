@@ -9,7 +9,7 @@ import shapely
 from typer.testing import CliRunner
 
 from geoask.cli import app
-from geoask.errors import QueryExecutionError
+from geoask.errors import QueryExecutionError, QueryRejectedError
 from geoask.sql import GuardContext, check_sql
 from geoask.sql.executor import PostgresSqlRunner
 
@@ -47,8 +47,6 @@ def test_row_cap_truncation_is_reported(runner):
 @pytest.mark.parametrize(
     ("sql", "kind"),
     [
-        ("SELECT 'a' 'b'", "syntax"),
-        ("SELECT iata FROM demo.airports LIMIT 5, 10", "syntax"),
         ("SELECT * FROM demo.no_such_table", "undefined_table"),
         ("SELECT no_such_column FROM demo.airports", "undefined_column"),
         ("SELECT iata + 1 FROM demo.airports", "type_mismatch"),
@@ -64,6 +62,16 @@ def test_database_errors_are_classified(runner, sql, kind):
         runner.run(check_sql(sql, POSTGIS))
     assert caught.value.kind == kind
     assert caught.value.server_message and caught.value.sqlstate
+
+
+@pytest.mark.parametrize(
+    "sql", ["SELECT 'a' 'b'", "SELECT iata FROM demo.airports LIMIT 5, 10",
+            "SELECT * FROM (SELECT 1)"],
+)
+def test_syntax_errors_are_refused_by_postgres_grammar_before_running(sql):
+    with pytest.raises(QueryRejectedError) as caught:
+        check_sql(sql, POSTGIS)
+    assert caught.value.rule == "parses" and "PostgreSQL" in caught.value.description
 
 
 def test_error_position_refers_to_the_submitted_text(runner):

@@ -2,7 +2,8 @@
 
 Every fixture whose expected rule can decide on tokens is judged again as if sqlglot had failed
 to parse it (statements removed): the verdict must not change. Allowed fixtures, judged that way,
-fall through to ``parses`` only - no token rule mistakes them for something forbidden.
+are still accepted on PostgreSQL's own reading (no token rule mistakes them for something
+forbidden), and without PostgreSQL's reading as well they fall through to ``parses`` only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from geoask.sql import GuardContext
 from geoask.sql.casefile import SqlCase, load_case_folder
 from geoask.sql.guard import first_violation
 from geoask.sql.parsing import ParsedQuery, parse_query
+from geoask.sql.pgview import PgParseFailure
 from geoask.sql.rules import TOKEN_RULES
 from geoask.sql.violation import GuardViolation
 
@@ -27,6 +29,10 @@ PRETEND = GuardViolation("parses", "pretend sqlglot could not parse this")
 
 def _without_tree(sql: str) -> ParsedQuery:
     return dataclasses.replace(parse_query(sql), statements=(), parse_error=PRETEND)
+
+
+def _without_trees(sql: str) -> ParsedQuery:
+    return dataclasses.replace(_without_tree(sql), pg=PgParseFailure("pretend"))
 
 
 def _cases(folder: str, keep) -> list[tuple[SqlCase, str]]:
@@ -53,11 +59,18 @@ def test_token_rule_verdict_holds_without_a_tree(item):
 
 
 @pytest.mark.parametrize("item", _cases("allowed", lambda c: True), ids=_id)
-def test_allowed_statement_without_a_tree_reaches_parses_only(item):
+def test_allowed_statement_without_sqlglot_tree_passes_on_postgres_reading(item):
     case, policy = item
     context = GuardContext(policy=policy, contract=case.contract)
-    violation = first_violation(_without_tree(case.sql), context)
-    assert violation is PRETEND
+    assert first_violation(_without_tree(case.sql), context) is None
+
+
+@pytest.mark.parametrize("item", _cases("allowed", lambda c: True), ids=_id)
+def test_allowed_statement_without_either_tree_is_refused_by_parses(item):
+    case, policy = item
+    context = GuardContext(policy=policy, contract=case.contract)
+    violation = first_violation(_without_trees(case.sql), context)
+    assert violation is not None and violation.rule == "parses", violation
 
 
 @pytest.mark.parametrize(

@@ -114,7 +114,9 @@ def test_rule(rule, sql, context, fragment):
 def test_every_rule_has_failing_and_passing_cases():
     failing = {rule.__name__ for rule, _, _, fragment in CASES if fragment is not None}
     passing = {rule.__name__ for rule, _, _, fragment in CASES if fragment is None}
-    names = {rule.__name__ for rule in RULES}
+    # the second parser's rules report under mirrored names or need forged readings:
+    # tests/sql/test_sql_second_parser.py covers them
+    names = {rule.__name__ for rule in RULES} - {"postgres_view", "parsers_agree"}
     assert names == failing == passing
 
 

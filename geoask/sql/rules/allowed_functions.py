@@ -10,7 +10,11 @@ from sqlglot.tokens import Token, TokenType
 
 from geoask.sql.calls import FunctionCall, function_calls
 from geoask.sql.context import GuardContext
-from geoask.sql.functions import POSTGIS_READ_FUNCTIONS, allowed_function_names
+from geoask.sql.functions import (
+    POSTGIS_READ_FUNCTIONS,
+    allowed_function_names,
+    is_spatial_function,
+)
 from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
 from geoask.sql.violation import GuardViolation
 
@@ -26,7 +30,7 @@ SYNTAX_NODES: tuple[type[exp.Expr], ...] = (
     exp.ArrayContainedBy, exp.JSONExtract, exp.JSONExtractScalar, exp.JSONBExtract,
     exp.JSONBExtractScalar, exp.JSONBContains, exp.Distance, exp.Any, exp.All, exp.Exists,
     exp.And, exp.Or, exp.JSONArrayAgg, exp.JSONObject, exp.JSONObjectAgg, exp.Concat,
-    exp.Collate, exp.Pow, exp.Unnest,
+    exp.Collate, exp.Pow, exp.Unnest, exp.MatchAgainst,
 )
 
 
@@ -53,7 +57,7 @@ def allowed_functions(query: ParsedQuery, context: GuardContext) -> GuardViolati
     On text sqlglot cannot parse, every ``name(`` is screened on the tokens instead, so a
     forbidden call is refused by this rule whether or not sqlglot parses the text around it.
     """
-    allowed = allowed_function_names(context.policy.value)
+    allowed = allowed_function_names(context.policy.value, context.extension_functions)
     if not query.parsed:
         return _token_screen(query, allowed)
     for call in function_calls(query):
@@ -112,7 +116,7 @@ def _opens_cte_body(tokens: tuple[Token, ...], open_index: int) -> bool:
 
 def _problem(call: FunctionCall, allowed: frozenset[str]) -> str | None:
     postgis_in_public = call.schema == "public" and call.name in allowed and (
-        call.name in POSTGIS_READ_FUNCTIONS)
+        call.name in POSTGIS_READ_FUNCTIONS or is_spatial_function(call.name or ""))
     if call.schema is not None and call.schema != "pg_catalog" and not postgis_in_public:
         return (
             f"the call is qualified with schema {call.schema!r}; call built-in functions "

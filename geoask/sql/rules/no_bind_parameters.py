@@ -18,7 +18,7 @@ def no_bind_parameters(query: ParsedQuery, context: GuardContext) -> GuardViolat
     >>> no_bind_parameters(parse_query("SELECT * FROM t WHERE a = $1"), GuardContext()).rule
     'no_bind_parameters'
     """
-    node = query.tree.find(exp.Placeholder, exp.Parameter, exp.SessionParameter)
+    node = query.find(exp.Placeholder, exp.Parameter, exp.SessionParameter)
     if node is None:
         return None
     return violation_at(

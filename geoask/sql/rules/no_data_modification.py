@@ -37,7 +37,7 @@ def no_data_modification(query: ParsedQuery, context: GuardContext) -> GuardViol
     """
     if not query.parsed:
         return _token_screen(query)
-    for node in query.tree.walk():
+    for node in query.nodes:
         if isinstance(node, MODIFYING_NODES):
             kind = str(node.this).upper() if isinstance(node, exp.Command) else node.key.upper()
             return violation_at(

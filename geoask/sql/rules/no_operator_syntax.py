@@ -18,7 +18,7 @@ def no_operator_syntax(query: ParsedQuery, context: GuardContext) -> GuardViolat
     >>> no_operator_syntax(parse_query("SELECT 1 OPERATOR(pg_catalog.+) 1"), GuardContext()).rule
     'no_operator_syntax'
     """
-    node = query.tree.find(exp.Operator)
+    node = query.find(exp.Operator)
     if node is None:
         return None
     return violation_at(

@@ -18,7 +18,7 @@ def no_row_locks(query: ParsedQuery, context: GuardContext) -> GuardViolation | 
     >>> no_row_locks(parse_query("SELECT * FROM t FOR UPDATE"), GuardContext()).rule
     'no_row_locks'
     """
-    node = query.tree.find(exp.Lock)
+    node = query.find(exp.Lock)
     if node is None:
         return None
     return violation_at(

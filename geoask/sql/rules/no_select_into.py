@@ -18,7 +18,7 @@ def no_select_into(query: ParsedQuery, context: GuardContext) -> GuardViolation 
     >>> no_select_into(parse_query("SELECT * INTO copy FROM t"), GuardContext()).rule
     'no_select_into'
     """
-    node = query.tree.find(exp.Into)
+    node = query.find(exp.Into)
     if node is None:
         return None
     return violation_at(

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery
+from geoask.sql.pgview import PgView
 from geoask.sql.violation import GuardViolation
 
 RULE = "parses"
 
 
 def parses(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
-    """Report sqlglot's parse error, if it had one.
+    """Report sqlglot's parse error, unless PostgreSQL's parser read the text.
+
+    Text only PostgreSQL's grammar parses (``a &&& b``, ``a <@> b``) reaches this rule only
+    after ``postgres_view`` judged the server's reading by every policy and ``parsers_agree``
+    found sqlglot's tokens consistent with it; it is accepted.
 
     >>> from geoask.sql.parsing import parse_query
     >>> parses(parse_query("SELECT NEXT VALUE FOR s"), GuardContext()).rule
@@ -24,4 +29,4 @@ def parses(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
     >>> parses(parse_query("SELECT 1"), GuardContext()) is None
     True
     """
-    return query.parse_error
+    return None if isinstance(query.pg, PgView) else query.parse_error

@@ -38,7 +38,7 @@ def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation 
                 RULE, f"spatial function {call.name}() computes in SQL; {ADVICE}", call.node,
                 query,
             )
-    for node in query.tree.walk():
+    for node in query.nodes:
         if isinstance(node, exp.Cast | exp.TryCast) and _is_spatial_type(node.to):
             return violation_at(
                 RULE, f"a cast to {node.to.sql(dialect='postgres')} computes in SQL; {ADVICE}",
@@ -78,7 +78,8 @@ def _is_spatial_type(data_type: exp.Expr | None) -> bool:
         return False
     # sqlglot knows GEOMETRY and GEOGRAPHY; other PostGIS types arrive user-defined by name
     kind = data_type.args.get("kind")
-    name = kind.name if kind is not None else str(data_type.this.value)
+    this = data_type.this
+    name = kind.name if kind is not None else str(getattr(this, "value", this))
     return postgis_type_name(name) is not None
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlglot import exp
+
 from geoask.sql.context import AnswerContract, GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at
 from geoask.sql.rules.query_only import query_root
@@ -26,14 +28,31 @@ def topk_contract(query: ParsedQuery, context: GuardContext) -> GuardViolation |
         for clause, key in (("ORDER BY", "order"), ("LIMIT", "limit"))
         if not root.args.get(key)
     ]
-    if not missing:
+    if not missing and _positive_count(root.args["limit"]):
         return None
+    what = (f"no {' and no '.join(missing)}" if missing else
+            "a LIMIT that is not a positive whole number (LIMIT ALL, NULL, 0, an expression)")
     return violation_at(
         RULE,
-        f"the step promises an ordered Top-K answer but the outer query has no "
-        f"{' and no '.join(missing)}; add ORDER BY <ranking expression> [DESC] LIMIT <k> to the "
+        f"the step promises an ordered Top-K answer but the outer query has {what}; add "
+        "ORDER BY <ranking expression> [DESC] LIMIT <k> (k a positive whole number) to the "
         "outermost query",
         root,
         query,
         render=True,
     )
+
+
+def _positive_count(limit: exp.Expr) -> bool:
+    """True if ``LIMIT k`` / ``FETCH FIRST k ROWS`` has a literal positive whole ``k``.
+
+    ``FETCH FIRST ROW ONLY`` (no count) is k = 1.
+    """
+    if isinstance(limit, exp.Fetch):
+        count = limit.args.get("count")
+        if count is None:
+            return True
+    else:
+        count = limit.expression
+    return (isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit()
+            and int(count.this) > 0)

@@ -1,0 +1,45 @@
+"""The ``postgis`` allow-list derived from the connected database's catalog (issue 17)."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from geoask.sql import GuardContext, check_sql, find_violation
+from geoask.sql.catalog_functions import STATE_CHANGING_FUNCTIONS, read_only_extension_functions
+from geoask.sql.executor import PostgresSqlRunner
+
+
+@pytest.fixture(scope="module")
+def derived(reader_url: str) -> frozenset[str]:
+    with psycopg.connect(reader_url) as connection:
+        return read_only_extension_functions(connection)
+
+
+def test_derived_set_holds_read_only_postgis_functions(derived):
+    assert {"st_area", "st_intersects", "st_asgeojson", "st_union", "geomfromewkt"} <= derived
+    assert len(derived) > 300
+
+
+@pytest.mark.parametrize("name", [
+    "addgeometrycolumn", "dropgeometrytable", "updategeometrysrid", "populate_geometry_columns",
+    "find_srid", "st_estimatedextent", "lockrow", "postgis_full_version", "_st_intersects",
+    "geometry_in", "geometry_gist_consistent_2d", "st_clusterkmeans", "pg_sleep",
+])
+def test_derived_set_leaves_out_management_internal_and_volatile_functions(derived, name):
+    assert name not in derived
+
+
+def test_no_deny_listed_name_is_derived(derived):
+    assert not derived & STATE_CHANGING_FUNCTIONS
+
+
+def test_a_function_only_the_catalog_knows_is_allowed_and_runs(reader_url, derived):
+    sql = "SELECT GeomFromEWKT('SRID=4326;POINT(1 2)') AS g"
+    hand_only = GuardContext(policy="postgis", row_cap=5)
+    assert find_violation(sql, hand_only).rule == "allowed_functions"
+    from_catalog = GuardContext(policy="postgis", row_cap=5, extension_functions=derived)
+    result = PostgresSqlRunner(reader_url).run(check_sql(sql, from_catalog))
+    assert result.row_count == 1
+    assert find_violation(sql, GuardContext(policy="separated",
+                                            extension_functions=derived)) is not None
