@@ -157,5 +157,7 @@ def program_runner(settings: Settings) -> ProgramRunner:
     return ProgramRunner(
         PostgresSqlRunner.from_settings(settings),
         BubblewrapSandbox.from_settings(settings),
-        GuardContext.from_settings(settings, catalog=load_catalog(settings.catalog_path)),
+        # each program sets its own policy on this context: read the PostGIS functions now
+        GuardContext.from_settings(settings, catalog=load_catalog(settings.catalog_path),
+                                   derive_functions=True),
     )

@@ -86,6 +86,7 @@ class GuardContext:
         policy: SpatialPolicy | str | None = None,
         contract: AnswerContract | str = AnswerContract.NONE,
         catalog: Catalog | None = None,
+        derive_functions: bool | None = None,
     ) -> GuardContext:
         """Build a context from settings (``sql_policy``, ``sql_row_cap``) and a catalog.
 
@@ -93,7 +94,9 @@ class GuardContext:
         columns are geometry; without one, nothing is quoted and the usual geometry names
         (:data:`DEFAULT_GEOMETRY_COLUMNS`) apply; its declared SRIDs go to the export. Under
         ``postgis`` the database's catalog adds its read-only PostGIS functions
-        (:func:`~geoask.sql.catalog_functions.catalog_postgis_functions`).
+        (:func:`~geoask.sql.catalog_functions.catalog_postgis_functions`): read when the policy
+        is ``postgis``, or whatever the policy with ``derive_functions=True`` (a context whose
+        policy is changed per program later); never with ``False``.
         """
         from geoask.sql.catalog_functions import catalog_postgis_functions
 
@@ -111,9 +114,10 @@ class GuardContext:
             declared_srids=declared_srids(catalog),
             column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
             max_sql_chars=settings.sql_max_chars,
-            # derived whatever the policy (used only under postgis): a program runner sets
-            # each program's policy on a context built once
-            extension_functions=catalog_postgis_functions(settings),
+            extension_functions=(
+                catalog_postgis_functions(settings)
+                if (chosen is SpatialPolicy.POSTGIS if derive_functions is None
+                    else derive_functions) else frozenset()),
         )
 
 
