@@ -23,7 +23,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from geoask.errors import ArtifactWriteError
-from geoask.sql.export import write_atomic
+from geoask.sql.export import dumps_exact, write_atomic
 from geoask.storage import filesystem_for
 
 _KEY_CHARS = re.compile(r"[^a-z0-9-]+")
@@ -159,7 +159,10 @@ def _publish(create: Any, **kwargs: Any) -> None:
 def _cell(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
-    return json.dumps(value, default=str)
+    try:
+        return dumps_exact(value)  # an exact numeric shows as its digits
+    except TypeError:
+        return json.dumps(value, default=str)
 
 
 __all__ = [

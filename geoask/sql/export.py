@@ -20,6 +20,7 @@ import json
 import math
 import os
 import posixpath
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -91,7 +92,7 @@ class ResultPreview:
                 f"bbox (lon/lat) {self.bbox_wgs84}"
             )
         lines.extend(NativeCrs(**crs).to_text() for crs in self.native_crs)
-        lines.extend(json.dumps(row, ensure_ascii=False) for row in self.first_rows)
+        lines.extend(dumps_exact(row) for row in self.first_rows)
         return "\n".join(lines)
 
 
@@ -249,15 +250,17 @@ def json_value(value: Any) -> Any:
     """Convert one database value to JSON-ready data.
 
     Dates, times and timestamps become ISO 8601 text; intervals ISO 8601 durations
-    (``P1DT3600S``); NaN/Infinity null; bytes hex. Decimals (``numeric``) stay exact: an
-    integer when integral, a JSON number when a double holds the value exactly (``2.50`` ->
-    ``2.5``: the value is kept, not the trailing zeros), and otherwise the exact decimal text
-    as a string (``"12345678901234567890.123456789"``) rather than a rounded double.
+    (``P1DT3600S``); NaN/Infinity null; bytes hex. Decimals (``numeric``) stay exact numbers:
+    an integer when integral, a float when a double holds the value exactly (``2.50`` ->
+    ``2.5``: the value is kept, not the trailing zeros), and otherwise the ``Decimal`` itself,
+    which :func:`dumps_exact` writes as the exact JSON number literal (JSON numbers have no
+    precision limit, RFC 8259 section 6) - never a string, so scripts and answers still read
+    a number (a plain ``json.load`` reads a double; ``parse_float=Decimal`` the exact value).
 
     >>> json_value(Decimal("2.50")), json_value(dt.date(2020, 1, 2)), json_value(float("nan"))
     (2.5, '2020-01-02', None)
     >>> json_value(Decimal("12345678901234567890.123456789"))
-    '12345678901234567890.123456789'
+    Decimal('12345678901234567890.123456789')
     >>> json_value(Decimal("12345678901234567890"))
     12345678901234567890
     """
@@ -270,9 +273,8 @@ def json_value(value: Any) -> Any:
             return None
         if value == value.to_integral_value():
             return int(value)
-        # a JSON number when a double holds the value exactly, else its exact decimal text
-        approximate = float(value)
-        return approximate if Decimal(repr(approximate)) == value else str(value)
+        approximate = float(value)  # a double when it holds the value exactly
+        return approximate if Decimal(repr(approximate)) == value else value
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
@@ -347,9 +349,35 @@ def _remove_quietly(fs: AbstractFileSystem, path: str) -> None:
         pass
 
 
-def _dumps(payload: Any) -> bytes:
+def dumps_exact(payload: Any) -> str:
+    """JSON text of ``payload`` with each ``Decimal`` written as its exact number literal.
+
+    The standard library writes no Decimal; each one is written as a placeholder string
+    (NUL-delimited: database text never holds NUL) and then replaced by its digits.
+
+    >>> dumps_exact({"share": Decimal("75.9216463079124023"), "name": "Robeson"})
+    '{"share": 75.9216463079124023, "name": "Robeson"}'
+    """
+    exact: list[str] = []
+
+    def placeholder(value: Any) -> str:
+        if not isinstance(value, Decimal) or not value.is_finite():
+            raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+        exact.append(str(value))
+        return f"\x00{len(exact) - 1}\x00"
+
     # allow_nan=False: json_value already mapped NaN/Infinity to null; fail loudly otherwise.
-    return json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    text = json.dumps(payload, ensure_ascii=False, allow_nan=False, default=placeholder)
+    if not exact:
+        return text
+    return _PLACEHOLDER.sub(lambda match: exact[int(match.group(1))], text)
+
+
+_PLACEHOLDER = re.compile(r'"\\u0000(\d+)\\u0000"')
+
+
+def _dumps(payload: Any) -> bytes:
+    return dumps_exact(payload).encode("utf-8")
 
 
 def _wkt(geometry: BaseGeometry | None) -> str | None:

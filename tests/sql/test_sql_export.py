@@ -64,11 +64,11 @@ GEOMETRY_RESULT = QueryResult(
         (Decimal("2.50"), 2.5),
         (Decimal("10"), 10),
         (Decimal("NaN"), None),
-        (Decimal("12345678901234567890.123456789"), "12345678901234567890.123456789"),
+        (Decimal("12345678901234567890.123456789"), Decimal("12345678901234567890.123456789")),
         (Decimal("12345678901234567890"), 12345678901234567890),
         (Decimal("0.1"), 0.1),
         (Decimal("-1234567.89"), -1234567.89),
-        (Decimal("3.14159265358979323846264338"), "3.14159265358979323846264338"),
+        (Decimal("3.14159265358979323846264338"), Decimal("3.14159265358979323846264338")),
         (dt.date(2020, 1, 2), "2020-01-02"),
         (dt.datetime(2020, 1, 2, 3, 4, 5), "2020-01-02T03:04:05"),
         (dt.time(13, 45), "13:45:00"),
@@ -80,6 +80,21 @@ GEOMETRY_RESULT = QueryResult(
 )
 def test_json_value(value, expected):
     assert json_value(value) == expected
+    assert type(json_value(value)) is type(expected)
+
+
+def test_exact_decimals_are_json_numbers_with_every_digit():
+    # N1: numeric precision kept - as numbers, which scripts and answer projections read as
+    # numbers (a string "75.92..." made the answer agent fail on three benchmark questions).
+    from geoask.sql.export import dumps_exact
+
+    value = Decimal("12345678901234567890.123456789")
+    text = dumps_exact([{"v": json_value(value), "r": json_value(Decimal("75.9216463079124023"))}])
+    assert json.loads(text, parse_float=Decimal) == [
+        {"v": value, "r": Decimal("75.9216463079124023")}]
+    assert isinstance(json.loads(text)[0]["r"], float)
+    nul_text = {"t": "\x00not a placeholder\x00"}
+    assert dumps_exact(nul_text) == json.dumps(nul_text, ensure_ascii=False)
 
 
 def test_unique_names():
