@@ -371,6 +371,13 @@ class Settings(BaseSettings):
             "scripts, exported files, execution log); default <home>/artifacts."
         ),
     )
+    conversation_max_turns: int = Field(
+        default=5, ge=1, le=10,
+        description=(
+            "Earlier turns of a conversation (`geoask ask --conversation ID`) whose summary and "
+            "registered artifacts the intent and planner agents see (at most 10)."
+        ),
+    )
 
     # The benchmark run (flows/run_benchmark.py, `geoask bench`, issue #7).
     bench_cases_path: Path = Field(

@@ -13,8 +13,10 @@ from typing import Any, Protocol
 
 from prefect.cache_policies import NO_CACHE
 
+from geoask.artifact_registry import ArtifactRegistry
 from geoask.catalog.model import Catalog
 from geoask.composition import RunParts
+from geoask.conversation import ConversationContext
 from geoask.execution_log import ExecutionRecorder
 from geoask.llm import ModelProvider
 from geoask.retrieval.filters import RetrievalIntent
@@ -55,6 +57,10 @@ class QuestionServices:
         run_id: the run's id (artifact folder name).
         store: the run's artifact folder.
         recorder: the execution log being written.
+        registry: the typed registry of the run's artifacts (``registry.json`` in the folder).
+        conversation: the bounded context of a conversation turn, None for a standalone
+            question (set by the flow).
+        reused: refs of earlier turns' artifacts the run's steps read.
 
     """
 
@@ -68,9 +74,13 @@ class QuestionServices:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     store: RunArtifacts = field(init=False)
     recorder: ExecutionRecorder = field(init=False)
+    registry: ArtifactRegistry = field(init=False)
+    conversation: ConversationContext | None = None
+    reused: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.store = RunArtifacts(self.settings.artifact_root_url, self.run_id)
+        self.registry = ArtifactRegistry(self.store.url("registry.json"))
         self.recorder = ExecutionRecorder(self.run_id, "", self.variant.value)
         self.recorder.log.artifact_folder = self.store.folder
 
