@@ -388,6 +388,14 @@ class Settings(BaseSettings):
             "replays (`geoask ask --model reference`); e.g. benchmark/databases/spdata/cases."
         ),
     )
+    bench_conversations_path: Path = Field(
+        default=Path(__file__).resolve().parents[1] / "benchmark" / "conversations",
+        description=(
+            "Conversation case file or folder: `geoask bench conversations` and the follow-up "
+            "questions the offline reference model replays (`geoask ask --conversation ID "
+            "--model reference`)."
+        ),
+    )
     bench_out_dir: Path | None = Field(
         default=None,
         description=(
