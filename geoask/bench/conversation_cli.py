@@ -30,6 +30,8 @@ FILE_OPTION = typer.Option(
     help="Conversation file or folder (default GEOASK_BENCH_CONVERSATIONS_PATH, i.e. "
     "benchmark/conversations).")
 ONLY_OPTION = typer.Option(None, "--only", help="Only this conversation id (repeatable).")
+OUT_OPTION = typer.Option(None, "--out", help="Folder for conversations.json and "
+                          "conversations.md (default <home>/bench-conversations).")
 
 
 def _load(path: Path | None, only: list[str] | None) -> list[ConversationCase]:
@@ -109,9 +111,7 @@ def run_command(
     conversations: Path | None = FILE_OPTION,
     only: list[str] | None = ONLY_OPTION,
     model: str = typer.Option("reference", "--model", help="Model of every agent."),
-    out: Path | None = typer.Option(
-        None, "--out", help="Folder for conversations.json and conversations.md (default "
-        "<home>/bench-conversations)."),
+    out: Path | None = OUT_OPTION,
     standalone: bool = typer.Option(True, "--standalone/--no-standalone",
                                     help="Also ask each later turn standalone."),
 ) -> None:
