@@ -79,6 +79,9 @@ class QuestionResult(BaseModel):
         artifact_folder: fsspec URL of the run's artifact folder.
         flow_run_id: the Prefect flow run (its artifacts are in the UI), when known.
         maps: URLs of the answer maps (``map.png``, ``map.html``) when some were drawn.
+        conversation: the conversation id when the run was a conversation turn.
+        turn: its turn number in that conversation.
+        reused: refs of earlier turns' artifacts it read instead of querying again.
 
     """
 
@@ -92,6 +95,9 @@ class QuestionResult(BaseModel):
     artifact_folder: str
     flow_run_id: str | None = None
     maps: list[str] = Field(default_factory=list)
+    conversation: str | None = None
+    turn: int | None = None
+    reused: list[str] = Field(default_factory=list)
 
     def __repr__(self) -> str:
         """What ``geoask ask`` prints (:func:`geoask.result_view.result_text`)."""
@@ -138,7 +144,7 @@ def answer_question(
     try:
         result = _answer(run, question)
         if store is not None:
-            _record_turn(run, store, question, result)
+            result = _record_turn(run, store, question, result)
     except Exception as error:
         run.recorder.log.outcome = "error"
         save_log(run.store, run.recorder.log)
@@ -159,14 +165,20 @@ def _open_conversation(run: QuestionServices, conversation: str) -> Conversation
 
 
 def _record_turn(run: QuestionServices, store: ConversationStore, question: str,
-                 result: QuestionResult) -> None:
-    """Append the finished turn to its conversation; tag and link its flow run."""
+                 result: QuestionResult) -> QuestionResult:
+    """Append the finished turn to its conversation; tag and link its flow run.
+
+    Returns ``result`` with the conversation, turn number and reused artifacts set.
+    """
     context = run.conversation
     assert context is not None
     reused = list(dict.fromkeys(run.reused))
     store.append(context.conversation,
                  turn_record(result, question, run.registry.entries, reused, context))
     publish_turn(context, reused, result.flow_run_id)
+    return result.model_copy(update={
+        "conversation": context.conversation, "turn": context.turn, "reused": reused,
+        "evidence": [*(f"reused {ref} (no new query)" for ref in reused), *result.evidence]})
 
 
 def user_error(error: Exception) -> GeoaskError | None:

@@ -4,6 +4,7 @@ each pre-dispatch rule failing on the input it guards against and passing otherw
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +75,7 @@ def test_step_entries_read_the_preview_beside_the_data_and_the_saved_script_resu
     artifacts = [ArtifactRef(name="high_sids", url=str(data), format="geojson", sql="SELECT"),
                  ArtifactRef(name="result", url=str(result), format="json"),
                  ArtifactRef(name="plot.png", url="/run/plot.png", format="image/png")]
-    entries = step_entries(lambda url: open(url).read(), artifacts, step="python-1",
+    entries = step_entries(lambda url: Path(url).read_text(), artifacts, step="python-1",
                            run_id="r", units={})
     assert [e.kind for e in entries] == [ArtifactKind.FEATURES, ArtifactKind.RECORDS,
                                          ArtifactKind.FILE]
