@@ -58,6 +58,7 @@ def test_a_follow_up_page_shows_its_conversation_and_links_the_turn_it_reused(
     page.goto(f"{served.dashboard_url}/runs/flow-run/{second.flow_run_id}")
     expect(page.get_by_text(f"conversation:{conversation}").first).to_be_visible()
     expect(page.get_by_text("turn:2").first).to_be_visible()
+    page.wait_for_timeout(2000)  # let the page finish drawing before the screenshot
     shots = {"run": tmp_path / "conversation-run.png"}
     page.screenshot(path=shots["run"])
 
