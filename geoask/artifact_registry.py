@@ -358,8 +358,13 @@ def features_in_export_crs(inputs: StepInputs) -> str | None:
 
 
 def geometry_available(inputs: StepInputs) -> str | None:
-    """A step that needs geometry reads at least one feature input (an empty one counts)."""
-    if not inputs.geometry_needed or not inputs.refs:
+    """A step that needs geometry and reads only earlier turns' artifacts gets some features.
+
+    (Within one run the plan's own SQL steps decide what is exported; a variant may run a
+    script on records, so the rule looks only at steps built on reused artifacts.)
+    """
+    if not inputs.geometry_needed or not inputs.refs or not all(
+            ref.startswith("turn-") for ref in inputs.refs):
         return None
     known = [inputs.entries[ref] for ref in inputs.refs if ref in inputs.entries]
     if not known or any(e.kind is ArtifactKind.FEATURES for e in known):

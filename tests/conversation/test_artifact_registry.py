@@ -120,6 +120,13 @@ def test_each_dispatch_rule_fails_on_its_problem_and_passes_good_inputs(rule, ba
     assert message in dispatch_problems(bad)
 
 
+def test_within_one_run_the_geometry_rule_leaves_records_inputs_alone():
+    records = _entry("sql-1.county_1990", kind=ArtifactKind.RECORDS, srid=None)
+    inputs = StepInputs("python-1", ("sql-1.county_1990",), {"sql-1.county_1990": records},
+                        frozenset({"sql-1.county_1990"}), geometry_needed=True)
+    assert dispatch_problems(inputs) == []
+
+
 def test_check_inputs_asks_the_filesystem_and_requires_reused_refs_registered(tmp_path):
     present = tmp_path / "cells.geojson"
     present.write_text("{}")
