@@ -22,7 +22,7 @@ from agents.compute import ComputeAttempt, ComputeDeps, InputArtifact, compute_a
 from agents.compute import prompt as compute_prompt
 from agents.sql import SqlAttempt, SqlDeps, sql_agent
 from agents.sql import prompt as sql_prompt
-from geoask.artifact_registry import RegistryEntry, check_inputs, reused_refs
+from geoask.artifact_registry import RegistryEntry
 from geoask.drafts import ComputeRefusal, SqlDraft, SqlRefusal
 from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.evidence import (
@@ -33,6 +33,7 @@ from geoask.plan import (
     Plan,
     PlanStep,
 )
+from geoask.predispatch import check_inputs, reused_refs
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_infrastructure_failure
 from geoask.run_artifacts import (

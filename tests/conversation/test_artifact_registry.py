@@ -9,25 +9,27 @@ from pathlib import Path
 import pytest
 
 from geoask.artifact_registry import (
-    DISPATCH_RULES,
     ArtifactKind,
     ArtifactRegistry,
     ColumnInfo,
     RegistryEntry,
+    column_units,
+    entry_from_sql,
+    preview_url,
+    step_entries,
+)
+from geoask.catalog.model import load_catalog
+from geoask.predispatch import (
+    DISPATCH_RULES,
     StepInputs,
     check_inputs,
-    column_units,
     dispatch_problems,
-    entry_from_sql,
     features_in_export_crs,
     geometry_available,
     input_files_exist,
     input_names_distinct,
     inputs_registered,
-    preview_url,
-    step_entries,
 )
-from geoask.catalog.model import load_catalog
 from geoask.state import ArtifactRef
 
 PREVIEW = {
