@@ -14,12 +14,14 @@ time with asking it standalone.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from geoask.bench.model import (
     CASE_ID_PATTERN,
@@ -33,6 +35,7 @@ from geoask.errors import BenchmarkCaseError, validation_problems
 
 _REF = re.compile(r"^turn-(\d+)\.((?:sql|python)-\d+)\.([a-z][a-z0-9_]{0,62})$")
 DEFAULT_CONVERSATIONS_DIR = Path(__file__).resolve().parents[2] / "benchmark" / "conversations"
+CONVERSATION_SCHEMA_PATH = DEFAULT_CONVERSATIONS_DIR.parent / "conversation.schema.json"
 
 
 class TurnCase(BenchmarkCase):
@@ -46,7 +49,7 @@ class TurnCase(BenchmarkCase):
     standalone: str | None = Field(
         default=None, min_length=15,
         description="The same question asked without context (later turns).")
-    earlier_questions: list[str] = Field(
+    earlier_questions: SkipJsonSchema[list[str]] = Field(
         default_factory=list, description="Filled in by the loader: questions of earlier turns.")
 
 
@@ -152,6 +155,7 @@ def load_conversations(location: Path = DEFAULT_CONVERSATIONS_DIR,
     for path in files:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            _check_schema(path, data)
             conversations.extend(ConversationFile.model_validate(data).conversations)
         except yaml.YAMLError as error:
             raise BenchmarkCaseError(f"{path}: not YAML ({error})") from None
@@ -167,6 +171,32 @@ def load_conversations(location: Path = DEFAULT_CONVERSATIONS_DIR,
             raise BenchmarkCaseError(f"unknown conversation ids: {', '.join(unknown)}")
         conversations = [c for c in conversations if c.id in only]
     return conversations
+
+
+def conversation_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a conversation file, from :class:`ConversationFile`."""
+    schema = ConversationFile.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://github.com/geoask/geoask/benchmark/conversation.schema.json",
+            "title": "geoask conversation case file",
+            **{key: value for key, value in schema.items() if key != "title"}}
+
+
+def _check_schema(path: Path, data: Any) -> None:
+    """Validate ``data`` against ``benchmark/conversation.schema.json`` (the published form).
+
+    Raises:
+        BenchmarkCaseError: it does not validate (the first problem, with its location).
+
+    """
+    import jsonschema
+
+    schema = json.loads(CONVERSATION_SCHEMA_PATH.read_text(encoding="utf-8"))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+        raise BenchmarkCaseError(f"{path}: {where}: {error.message[:300]}")
 
 
 def replay_cases(conversations: list[ConversationCase]) -> list[BenchmarkCase]:

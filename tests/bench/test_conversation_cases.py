@@ -4,6 +4,7 @@ reference model's replay of follow-ups, and the conversation report's arithmetic
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 import yaml
@@ -25,6 +26,27 @@ from geoask.sql.context import SpatialPolicy
 CONVERSATIONS = load_conversations()
 RAW = yaml.safe_load((DEFAULT_CONVERSATIONS_DIR / "nc_climate.yaml").read_text())
 SIDS = next(c for c in CONVERSATIONS if c.id == "nc_sids-001")
+
+
+def test_the_conversation_schema_file_is_generated_from_the_model():
+    from geoask.bench.conversations import CONVERSATION_SCHEMA_PATH
+    from geoask.bench.schema import conversation_schema_text
+
+    assert CONVERSATION_SCHEMA_PATH.read_text() == conversation_schema_text(), \
+        "run python -m geoask.bench.schema"
+    turn = json.loads(CONVERSATION_SCHEMA_PATH.read_text())["$defs"]["TurnCase"]
+    assert "standalone" in turn["properties"] and "earlier_questions" not in turn["properties"]
+
+
+def test_a_file_breaking_the_schema_is_one_clear_error(tmp_path):
+    from geoask.errors import BenchmarkCaseError
+
+    raw = copy.deepcopy(RAW)
+    raw["conversations"][0]["turns"][0]["difficulty"] = "trivial"
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(BenchmarkCaseError, match="conversations/0/turns/0/difficulty"):
+        load_conversations(path)
 
 
 def test_the_shipped_set_has_twenty_conversations_whose_later_turns_need_context():
