@@ -19,10 +19,15 @@ from geoask.plan import Intent, IntentOutput, IntentRejection, OperationIntent, 
 
 @dataclass(frozen=True)
 class IntentDeps:
-    """What the intent agent sees: the question and a one-line-per-table catalog summary."""
+    """What the intent agent sees: the question and a one-line-per-table catalog summary.
+
+    ``conversation``: in a conversation turn, the bounded history block
+    (:func:`geoask.conversation.history_block`); empty for a standalone question.
+    """
 
     question: str
     catalog_summary: str
+    conversation: str = ""
 
 
 # --- instructions --------------------------------------------------------------------------
@@ -145,6 +150,7 @@ def _validate(ctx: RunContext[IntentDeps], output: IntentOutput) -> IntentOutput
 
 
 def prompt(deps: IntentDeps) -> str:
-    """The user message of the intent agent: the question and the catalog summary."""
-    return (f"Question: {deps.question}\n\n"
+    """The user message of the intent agent: the question, the catalog summary, the history."""
+    text = (f"Question: {deps.question}\n\n"
             f"Tables of the database (one per line):\n{deps.catalog_summary}")
+    return f"{text}\n\n{deps.conversation}" if deps.conversation else text

@@ -35,7 +35,9 @@ class PlannerDeps:
 
     The question, its intent, the pre-filtered schema (``schema_text``: its outline,
     ``tables``: its table names), what the variant allows a plan and, on a replan, why the
-    earlier plans failed.
+    earlier plans failed. In a conversation turn, ``conversation`` is the history and reuse
+    block (:mod:`geoask.conversation`) and ``reusable`` the refs of earlier turns' artifacts a
+    Python step may read (``turn-1.sql-1.cells``); both are empty for a standalone question.
     """
 
     question: str
@@ -44,6 +46,8 @@ class PlannerDeps:
     tables: list[str]
     allowance: PlanAllowance
     previous_failures: list[str] = field(default_factory=list)
+    conversation: str = ""
+    reusable: tuple[str, ...] = ()
 
 
 # --- instructions --------------------------------------------------------------------------
@@ -95,9 +99,14 @@ def variant_rule(allowance: PlanAllowance) -> str:
 
 
 def first_step_is_sql(plan: Plan, deps: PlannerDeps) -> str | None:
-    """The first step is an SQL step (a Python step reads files earlier SQL steps exported)."""
+    """The first step is an SQL step (a Python step reads files earlier SQL steps exported).
+
+    In a conversation turn a Python step reading only earlier turns' artifacts may come first.
+    """
     first = plan.steps[0]
     if first.kind is StepKind.SQL:
+        return None
+    if first.inputs and all(name in deps.reusable for name in first.inputs):
         return None
     return f"the first step must be an SQL step, not {first.id}"
 
@@ -110,10 +119,10 @@ def ids_unique(plan: Plan, deps: PlannerDeps) -> str | None:
 
 
 def inputs_name_earlier_steps(plan: Plan, deps: PlannerDeps) -> str | None:
-    """A step's inputs are ids of steps before it."""
+    """A step's inputs are ids of steps before it (or artifacts of earlier turns)."""
     problems = []
     for n, step in enumerate(plan.steps):
-        earlier = {before.id for before in plan.steps[:n]}
+        earlier = {before.id for before in plan.steps[:n]} | set(deps.reusable)
         unknown = [name for name in step.inputs if name not in earlier]
         if unknown:
             problems.append(f"step {step.id} reads {', '.join(unknown)}, not an earlier step")
@@ -292,4 +301,6 @@ def prompt(deps: PlannerDeps) -> str:
     if deps.previous_failures:
         failures = "\n".join(f"- {failure}" for failure in deps.previous_failures)
         parts.append(f"Earlier plans failed; do not repeat these failures:\n{failures}")
+    if deps.conversation:
+        parts.append(deps.conversation)
     return "\n\n".join(parts)

@@ -19,6 +19,9 @@ from pydantic import BaseModel, Field
 
 from geoask.answer_map import publish_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer
+from geoask.artifact_registry import column_units, step_entries
+from geoask.conversation import ConversationStore, context_for, turn_record
+from geoask.conversation_report import publish_registry, publish_turn
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.plan import Intent, IntentRejection, Plan, PlanRefusal, StepKind
 from geoask.questions import check_question
@@ -77,6 +80,9 @@ class QuestionResult(BaseModel):
         artifact_folder: fsspec URL of the run's artifact folder.
         flow_run_id: the Prefect flow run (its artifacts are in the UI), when known.
         maps: URLs of the answer maps (``map.png``, ``map.html``) when some were drawn.
+        conversation: the conversation id when the run was a conversation turn.
+        turn: its turn number in that conversation.
+        reused: refs of earlier turns' artifacts it read instead of querying again.
 
     """
 
@@ -90,6 +96,9 @@ class QuestionResult(BaseModel):
     artifact_folder: str
     flow_run_id: str | None = None
     maps: list[str] = Field(default_factory=list)
+    conversation: str | None = None
+    turn: int | None = None
+    reused: list[str] = Field(default_factory=list)
 
     def __repr__(self) -> str:
         """What ``geoask ask`` prints (:func:`geoask.result_view.result_text`)."""
@@ -106,6 +115,7 @@ def answer_question(
     variant: str | None = None,
     model: str | None = None,
     services: Any = None,
+    conversation: str | None = None,
 ) -> QuestionResult:
     """Answer ``question`` about the database; see the module docstring.
 
@@ -116,6 +126,9 @@ def answer_question(
         services: injected :class:`QuestionServices` (tests, benchmarks); built from settings
             when None. Typed ``Any`` here because Prefect builds a parameter schema from the
             signature and the services hold Protocol-typed objects.
+        conversation: a conversation id: the run is the conversation's next turn; the intent
+            and planner agents see its last turns and their registered artifacts, and the
+            turn is recorded (:mod:`geoask.conversation`). None: a standalone question.
 
     Raises:
         ConfigurationError: the question is empty, not text or too long
@@ -131,8 +144,11 @@ def answer_question(
         check_served_model(model, get_settings())  # API callers get only configured models
     run: QuestionServices = services or _production_services(get_settings(), variant, model)
     run.recorder.log.question = question
+    store = _open_conversation(run, conversation) if conversation else None
     try:
         result = _answer(run, question)
+        if store is not None:
+            result = _record_turn(run, store, question, result)
     except Exception as error:
         run.recorder.log.outcome = "error"
         save_log(run.store, run.recorder.log)
@@ -141,6 +157,32 @@ def answer_question(
             raise
         raise translated from None
     return result
+
+
+def _open_conversation(run: QuestionServices, conversation: str) -> ConversationStore:
+    """Load the conversation's bounded context into the run; the store to record the turn."""
+    store = ConversationStore(run.settings.artifact_root_url)
+    context = context_for(store.load(conversation), run.settings.conversation_max_turns)
+    run.conversation = context
+    run.registry.conversation, run.registry.turn = context.conversation, context.turn
+    return store
+
+
+def _record_turn(run: QuestionServices, store: ConversationStore, question: str,
+                 result: QuestionResult) -> QuestionResult:
+    """Append the finished turn to its conversation; tag and link its flow run.
+
+    Returns ``result`` with the conversation, turn number and reused artifacts set.
+    """
+    context = run.conversation
+    assert context is not None
+    reused = list(dict.fromkeys(run.reused))
+    store.append(context.conversation,
+                 turn_record(result, question, run.registry.entries, reused, context))
+    publish_turn(context, reused, result.flow_run_id)
+    return result.model_copy(update={
+        "conversation": context.conversation, "turn": context.turn, "reused": reused,
+        "evidence": [*(f"reused {ref} (no new query)" for ref in reused), *result.evidence]})
 
 
 def user_error(error: Exception) -> GeoaskError | None:
@@ -212,6 +254,7 @@ def _after_step(run: QuestionServices, state: ExecutionState, step_id: str,
                 result: StepResult) -> ExecutionState:
     decision: Decision
     if result.ok:
+        _register(run, state, step_id, result)
         state = step_succeeded(state, step_id, result.artifacts, result.summary)
         if result.needs_python and run.config.python_steps == "on_request":
             assert state.plan is not None
@@ -222,6 +265,17 @@ def _after_step(run: QuestionServices, state: ExecutionState, step_id: str,
         state = step_failed(state, step_id, result.failure)
         decision = decide_after_failure(state, step_id, result.failure)
     return apply_decision(state, decision)
+
+
+def _register(run: QuestionServices, state: ExecutionState, step_id: str,
+              result: StepResult) -> None:
+    """Add a successful step's artifacts to the run's typed registry (units from the catalog)."""
+    assert state.plan is not None
+    tables = next((s.tables for s in state.plan.steps if s.id == step_id), [])
+    known = [run.catalog.by_name[name] for name in tables if name in run.catalog.by_name]
+    run.registry.add(step_entries(run.store.read_text, result.artifacts, step=step_id,
+                                  run_id=run.run_id, units=column_units(known)))
+    publish_registry(run.registry.entries)
 
 
 def _extend(state: ExecutionState, plan: Plan) -> ExecutionState:

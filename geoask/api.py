@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 
 def ask(question: str, *, model: str | None = None, variant: str | None = None,
-        via_api: bool = False, verbose: bool = False) -> QuestionResult:
+        via_api: bool = False, verbose: bool = False,
+        conversation: str | None = None) -> QuestionResult:
     """Answer ``question`` about the database through the whole pipeline.
 
     Args:
@@ -38,6 +39,10 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
             (``GEOASK_SERVER_API_URL``, else the recorded local one, started in the background
             when none runs) instead of in this process.
         verbose: also show Prefect's run log lines on the terminal.
+        conversation: a conversation id (letters, digits, ``_.-``): the question is that
+            conversation's next turn - the agents see its last turns and may reuse their
+            artifacts, and the turn is recorded under ``<artifact root>/conversations/``.
+            A new id starts a conversation. None: a standalone question.
 
     Returns:
         The ``QuestionResult``: ``status`` answered/rejected/failed; ``answer`` (answer_type,
@@ -46,8 +51,8 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
 
     Raises:
         ConfigurationError: the question is empty, not text or longer than
-            ``question_max_chars``, the variant is unknown, or no
-            model is configured (the message says what to set).
+            ``question_max_chars``, the variant or conversation id is unusable, or no model
+            is configured (the message says what to set).
         GeoaskError: the run could not start or ended for good (database unreachable, model
             endpoint down, ...; see ``flows.answer_question.answer_question``).
 
@@ -64,19 +69,25 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
     check_question(question, settings.question_max_chars)
     if variant:
         parse_variant(variant)  # an unknown variant fails before any work
+    if conversation is not None:
+        from geoask.conversation import check_conversation_id
+
+        check_conversation_id(conversation)
     from geoask.service.local import ensure_server, prefect_api
 
     if via_api:
         from geoask.service.client import ask_via_api
 
         ensure_server(settings, deployment="answer-question")
-        result: QuestionResult = ask_via_api(question, variant=variant, model=model)
+        result: QuestionResult = ask_via_api(question, variant=variant, model=model,
+                                             conversation=conversation)
         return result
     from flows.answer_question import answer_question
 
     services = open_question_services(variant, model)
     with prefect_api(settings, verbose=verbose):
-        return answer_question(question, variant=variant, model=model, services=services)
+        return answer_question(question, variant=variant, model=model, services=services,
+                               conversation=conversation)
 
 
 def open_question_services(variant: str | None, model: str | None) -> QuestionServices:

@@ -1,4 +1,4 @@
-"""``geoask ask "QUESTION" [--model M] [--variant V] [--json]``: answer a question about the data.
+"""``geoask ask "QUESTION" [--model M] [--variant V] [--conversation ID] [--json]``: answer one.
 
 Prints the answer, a short evidence trail and the artifact folder (or, with ``--json``, the
 whole result as JSON). Exit codes:
@@ -47,6 +47,10 @@ def ask(
         "GEOASK_SERVER_API_URL) and wait for its result, instead of running in this process."),
     verbose: bool = typer.Option(
         False, "--verbose", help="Show Prefect's run log lines on the terminal too."),
+    conversation: str | None = typer.Option(
+        None, "--conversation", "-c",
+        help="Conversation id: the question is that conversation's next turn (earlier turns "
+        "and their artifacts are in context; a new id starts one)."),
 ) -> None:
     """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
     from geoask.api import ask as ask_question
@@ -73,11 +77,18 @@ def ask(
             parse_variant(variant)
         except ConfigurationError as error:
             raise typer.BadParameter(str(error), param_hint="--variant") from None
+    if conversation is not None:
+        from geoask.conversation import check_conversation_id
+
+        try:
+            check_conversation_id(conversation)
+        except ConfigurationError as error:
+            raise typer.BadParameter(str(error), param_hint="--conversation") from None
     from geoask.interrupt import run_until_stopped
 
     result = run_until_stopped(
         lambda: ask_question(question, model=model, variant=variant, via_api=via_api,
-                             verbose=verbose),
+                             verbose=verbose, conversation=conversation),
         lambda: "stopped waiting; the flow run on the server is not cancelled" if via_api
         else "the question was not finished and nothing was recorded (its partial artifacts "
              "stay in the run's artifact folder)")

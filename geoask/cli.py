@@ -32,6 +32,8 @@ SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
               "The benchmark: run it (no sub-command), verify or fill the cases, show examples."),
     "ask": ("geoask.ask_cli", "Answer a natural-language question about the database (exit 0 "
                               "answered, 1 error, 3 rejected, 4 no answer)."),
+    "chat": ("geoask.chat_cli", "Ask questions as one conversation: follow-ups see earlier "
+                                "turns and reuse their results."),
     "server": ("geoask.service.cli", "Start a local Prefect server (dashboard + API) and serve "
                                      "the geoask deployments until Ctrl-C."),
 }

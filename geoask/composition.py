@@ -44,7 +44,8 @@ def model_provider(
         model: replaces ``GEOASK_MODEL`` for this run (per-role overrides still apply).
         cases: for the offline ``reference``/``reference-faulty`` models, the benchmark
             cases whose verified programs are replayed (default: the cases of
-            ``GEOASK_BENCH_CASES_PATH``, the shipped demo cases unless set).
+            ``GEOASK_BENCH_CASES_PATH``, the shipped demo cases unless set, and the turns of
+            the conversations of ``GEOASK_BENCH_CONVERSATIONS_PATH``).
         roles: the agent roles the run uses (default: a question run's; ``("catalog",)`` for
             ``geoask catalog draft --describe``).
 
@@ -59,9 +60,12 @@ def model_provider(
     replay = None
     if chosen.model in REFERENCE_MODELS:
         if cases is None:
+            from geoask.bench.conversations import load_conversations, replay_cases
             from geoask.bench.loader import load_cases
 
             cases = [item.case for item in load_cases(chosen.bench_cases_path)]
+            if chosen.bench_conversations_path.exists():
+                cases += replay_cases(load_conversations(chosen.bench_conversations_path))
         replay = reference_model(cases, chosen.model).any_role_model()
         chosen = chosen.model_copy(update={"model": REFERENCE_MODEL})
     models = {role: model_for(role, chosen, reference_model=replay) for role in roles}

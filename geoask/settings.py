@@ -387,6 +387,13 @@ class Settings(BaseSettings):
             "scripts, exported files, execution log); default <home>/artifacts."
         ),
     )
+    conversation_max_turns: int = Field(
+        default=5, ge=1, le=10,
+        description=(
+            "Earlier turns of a conversation (`geoask ask --conversation ID`) whose summary and "
+            "registered artifacts the intent and planner agents see (at most 10)."
+        ),
+    )
 
     # The benchmark run (flows/run_benchmark.py, `geoask bench`, issue #7).
     bench_cases_path: Path = Field(
@@ -395,6 +402,14 @@ class Settings(BaseSettings):
             "Case file or folder used when none is named: `geoask bench`, `bench verify` and "
             "`bench fill` without --tasks-file, and the questions the offline reference model "
             "replays (`geoask ask --model reference`); e.g. benchmark/databases/spdata/cases."
+        ),
+    )
+    bench_conversations_path: Path = Field(
+        default=Path(__file__).resolve().parents[1] / "benchmark" / "conversations",
+        description=(
+            "Conversation case file or folder: `geoask bench conversations` and the follow-up "
+            "questions the offline reference model replays (`geoask ask --conversation ID "
+            "--model reference`)."
         ),
     )
     bench_out_dir: Path | None = Field(

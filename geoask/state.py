@@ -100,7 +100,8 @@ class StepFailure(BaseModel):
     """A failed step run, classified.
 
     Attributes:
-        kind: ``guard``, ``database``, ``sandbox``, ``missing_field``, ``refusal``, ``protocol``.
+        kind: ``guard``, ``database``, ``sandbox``, ``missing_field``, ``refusal``, ``protocol``,
+            ``inputs`` (a pre-dispatch check of the step's input artifacts failed).
         message: the classified error as shown to the agent.
         missing_fields: keys/columns a Python step needed but its inputs lacked.
         attempted: the SQL or script that failed (shown to the agent on the next attempt).
@@ -253,6 +254,8 @@ def decide_after_failure(state: ExecutionState, step_id: str, failure: StepFailu
     if state.step_runs >= state.limits.max_step_runs:
         return _budget_exhausted(state)
     step = state.steps[step_id]
+    if failure.kind == "inputs":  # a pre-dispatch check failed: no rewrite of the step helps
+        return _replan_or_terminate(state, f"{step_id} cannot run: {_short(failure.message)}")
     absent = absent_upstream_fields(state, step_id, failure.missing_fields)
     upstream = upstream_sql_step(state, step_id)
     if absent and upstream is not None:

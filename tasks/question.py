@@ -24,6 +24,7 @@ from agents.reviewer import ReviewerDeps, reviewer_agent
 from agents.reviewer import prompt as reviewer_prompt
 from geoask.answers import AnswerRefusal, FinalAnswer, payload_errors
 from geoask.catalog.model import TemporalGranularity
+from geoask.conversation import history_block, reuse_block
 from geoask.evidence import (
     python_evidence,
     records_from_artifact,
@@ -50,7 +51,8 @@ from tasks.services import STAGE_TASK, QuestionServices, catalog_summary
 def classify_intent(services: QuestionServices, question: str) -> IntentOutput:
     """Parse the question into the intent tuple, or reject it."""
     with services.recorder.stage("intent"):
-        deps = IntentDeps(question=question, catalog_summary=catalog_summary(services.catalog))
+        deps = IntentDeps(question=question, catalog_summary=catalog_summary(services.catalog),
+                          conversation=history_block(services.conversation))
         return call_agent(intent_agent, deps, intent_prompt(deps), models=services.models,
                           recorder=services.recorder, stage="intent")
 
@@ -77,7 +79,10 @@ def make_plan(
     with services.recorder.stage("plan"):
         deps = PlannerDeps(question=question, intent=intent, schema_text=subset.outline_text,
                            tables=subset.table_names, allowance=plan_allowance(services.variant),
-                           previous_failures=previous_failures)
+                           previous_failures=previous_failures,
+                           conversation=_planner_conversation(services),
+                           reusable=tuple(services.conversation.reusable
+                                          if services.conversation else ()))
         return call_agent(planner_agent, deps, planner_prompt(deps), models=services.models,
                           recorder=services.recorder, stage="plan")
 
@@ -130,6 +135,13 @@ def write_answer(
             if not problems:
                 return output
         return AnswerRefusal(reason="the answer did not pass its checks: " + "; ".join(problems))
+
+
+def _planner_conversation(services: QuestionServices) -> str:
+    """The planner's conversation block: the history, then the reusable artifacts."""
+    blocks = [history_block(services.conversation, refusal_rule=False),
+              reuse_block(services.conversation)]
+    return "\n\n".join(block for block in blocks if block)
 
 
 def answer_problems(answer: FinalAnswer, evidence: str) -> list[str]:

@@ -12,8 +12,10 @@ from typing import Any, Protocol
 
 from prefect.cache_policies import NO_CACHE
 
+from geoask.artifact_registry import ArtifactRegistry
 from geoask.catalog.model import Catalog
 from geoask.composition import RunParts
+from geoask.conversation import ConversationContext
 from geoask.execution_log import ExecutionRecorder
 from geoask.llm import ModelProvider
 from geoask.retrieval.filters import RetrievalIntent
@@ -58,13 +60,18 @@ class QuestionServices:
         run_id: the run's id (artifact folder name; a fresh 12-hex-digit id when not given).
         store: the run's artifact folder.
         recorder: the execution log being written.
+        registry: the typed registry of the run's artifacts (``registry.json`` in the folder).
+        conversation: the bounded context of a conversation turn, None for a standalone
+            question (set by the flow).
+        reused: refs of earlier turns' artifacts the run's steps read.
 
     """
 
     def __init__(self, *, settings: Settings, variant: Variant, models: ModelProvider,
                  sql_runner: SqlRunner, sandbox: Sandbox, schema: SchemaSource,
-                 catalog: Catalog, run_id: str | None = None) -> None:
-        """Hold the parts; open the run's artifact folder and execution log."""
+                 catalog: Catalog, run_id: str | None = None,
+                 conversation: ConversationContext | None = None) -> None:
+        """Hold the parts; open the run's artifact folder, registry and execution log."""
         self.settings = settings
         self.variant = variant
         self.models = models
@@ -73,7 +80,10 @@ class QuestionServices:
         self.schema = schema
         self.catalog = catalog
         self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.conversation = conversation
+        self.reused: list[str] = []
         self.store = RunArtifacts(settings.artifact_root_url, self.run_id)
+        self.registry = ArtifactRegistry(self.store.url("registry.json"))
         self.recorder = ExecutionRecorder(self.run_id, "", variant.value)
         self.recorder.log.artifact_folder = self.store.folder
 

@@ -22,6 +22,7 @@ from agents.compute import ComputeAttempt, ComputeDeps, InputArtifact, compute_a
 from agents.compute import prompt as compute_prompt
 from agents.sql import SqlAttempt, SqlDeps, sql_agent
 from agents.sql import prompt as sql_prompt
+from geoask.artifact_registry import RegistryEntry
 from geoask.drafts import ComputeRefusal, SqlDraft, SqlRefusal
 from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.evidence import (
@@ -32,6 +33,7 @@ from geoask.plan import (
     Plan,
     PlanStep,
 )
+from geoask.predispatch import check_inputs, reused_refs
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_infrastructure_failure
 from geoask.run_artifacts import (
@@ -110,7 +112,17 @@ def run_python_step(
         step = _plan_step(plan, step_id)
         upstream = [state.steps[i] for i in (step.inputs or list(state.steps)[
             : list(state.steps).index(step_id)]) if i in state.steps]
-        artifacts = [a for s in upstream for a in s.artifacts]
+        reused = reused_entries(services, step.inputs)
+        problems = input_problems(services, step_id, upstream, step.inputs,
+                                  plan.constraints.geometry_needed)
+        if problems:
+            services.recorder.tool(step_id, "pre_dispatch", "rejected", "; ".join(problems))
+            return _failed("inputs", "; ".join(problems))
+        artifacts = [a for s in upstream for a in s.artifacts] + [
+            e.to_artifact_ref() for e in reused]
+        if reused:
+            services.reused.extend(e.ref for e in reused)
+            services.recorder.tool(step_id, "reuse", "ok", ", ".join(e.ref for e in reused))
         deps = ComputeDeps(
             question=state.question, step=step, constraints=plan.constraints,
             inputs=[InputArtifact(name=a.name,
@@ -118,7 +130,8 @@ def run_python_step(
                                   preview=a.preview) for a in artifacts],
             schema_text=step_schema(services, state.question, step,
                                     _tables_read(plan, upstream) or schema_tables).outline_text,
-            executed_sql=[sql for s in upstream for sql in _executed_sql(s)],
+            executed_sql=[sql for s in upstream for sql in _executed_sql(s)]
+            + [e.source for e in reused if e.made_by == "sql" and e.source],
             intent=intent,
             previous_attempts=[ComputeAttempt(script=f.attempted, error=f.message)
                                for f in step_state.failures],
@@ -169,6 +182,26 @@ def run_python_step(
                  for f in outcome.artifacts]
         return StepResult(ok=True, artifacts=[reference, *files],
                           summary=outcome.protocol.summary)
+
+
+def reused_entries(services: QuestionServices, inputs: list[str]) -> list[RegistryEntry]:
+    """The registry entries of earlier turns a step's ``inputs`` name (known ones only)."""
+    reusable = services.conversation.reusable if services.conversation else {}
+    return [reusable[ref] for ref in reused_refs(inputs) if ref in reusable]
+
+
+def input_problems(services: QuestionServices, step_id: str, upstream: list[StepState],
+                   inputs: list[str], geometry_needed: bool) -> list[str]:
+    """The pre-dispatch problems of a Python step's inputs (:mod:`geoask.artifact_registry`).
+
+    Its in-run inputs are the artifacts of ``upstream`` (as registered by the flow); reused
+    ones are the ``turn-<n>.`` refs of ``inputs``.
+    """
+    entries = {entry.ref: entry for entry in services.registry.entries}
+    if services.conversation:
+        entries.update(services.conversation.reusable)
+    refs = [f"{s.id}.{a.name}" for s in upstream for a in s.artifacts] + reused_refs(inputs)
+    return check_inputs(step_id, refs, entries, geometry_needed=geometry_needed)
 
 
 def step_schema(services: QuestionServices, question: str, step: PlanStep,

@@ -50,6 +50,15 @@ CASES_OPTION = typer.Option(
 ONLY_OPTION = typer.Option(None, "--only", help="Only this case id (repeatable).")
 
 
+def _add_conversations() -> None:
+    from geoask.bench.conversation_cli import app as conversations_app
+
+    app.add_typer(conversations_app, name="conversations")
+
+
+_add_conversations()
+
+
 def _runner(loaded: list[LoadedCase]) -> ProgramRunner:
     """The program runner on the catalog and database the loaded cases' files name."""
     from geoask.composition import program_runner, settings_for_target

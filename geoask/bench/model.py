@@ -19,6 +19,8 @@ from geoask.answers import AnswerType
 
 NAME_PATTERN = r"^[a-z][a-z0-9_]{0,62}$"
 CASE_ID_PATTERN = r"^[a-z][a-z0-9_]*-[0-9]{3}$"
+REUSE_PREFIX = "turn-"
+"""Inputs starting so name an earlier turn's artifact (conversation cases only)."""
 
 
 class Difficulty(StrEnum):
@@ -92,7 +94,8 @@ class PythonStep(_Strict):
     name: str = Field(pattern=NAME_PATTERN, description="Artifact name of the protocol result.")
     objective: str = Field(min_length=10, description="One sentence: what this step computes.")
     inputs: list[str] = Field(
-        default_factory=list, description="Names of earlier artifacts mounted at /input/."
+        default_factory=list, description="Names of earlier artifacts mounted at /input/; in a "
+        "conversation turn also `turn-<n>.<step id>.<statement name>`: an SQL result of turn n."
     )
     script: str = Field(min_length=1, description="Python source run in the sandbox.")
 
@@ -110,7 +113,8 @@ class Program(_Strict):
         known: set[str] = set()
         for step in self.steps:
             if isinstance(step, PythonStep):
-                missing = [name for name in step.inputs if name not in known]
+                missing = [name for name in step.inputs
+                           if name not in known and not name.startswith(REUSE_PREFIX)]
                 if missing:
                     raise ValueError(
                         f"python step {step.name!r} reads {missing}, which no earlier step produces"
@@ -123,6 +127,12 @@ class Program(_Strict):
                 raise ValueError(f"artifact names must be unique: {sorted(duplicated)}")
             known.update(produced)
         return self
+
+    @property
+    def reused_inputs(self) -> list[str]:
+        """Inputs naming an earlier conversation turn's artifact (``turn-1.sql-1.cells``)."""
+        return [name for step in self.steps if isinstance(step, PythonStep)
+                for name in step.inputs if name.startswith(REUSE_PREFIX)]
 
     @property
     def uses_sandbox(self) -> bool:
@@ -274,3 +284,11 @@ class CaseFile(_Strict):
         description="Name of the database on the configured server the cases run against; "
         "same host, port and reader role (default: the configured database).")
     cases: list[BenchmarkCase] = Field(min_length=1, description="The cases of this file.")
+
+    @model_validator(mode="after")
+    def _no_reuse(self) -> CaseFile:
+        reusing = [case.id for case in self.cases if case.reference.reused_inputs]
+        if reusing:
+            raise ValueError(f"cases {', '.join(reusing)} read `turn-` inputs; only "
+                             "conversation turns (benchmark/conversations) reuse artifacts")
+        return self

@@ -1,7 +1,8 @@
 """The JSON Schema of a benchmark case file, generated from :class:`geoask.bench.model.CaseFile`.
 
-Run ``python -m geoask.bench.schema`` to rewrite ``benchmark/case.schema.json`` after changing
-the model; a test fails while the file and the model disagree.
+Run ``python -m geoask.bench.schema`` to rewrite ``benchmark/case.schema.json`` (and
+``benchmark/conversation.schema.json``, of :class:`geoask.bench.conversations.ConversationFile`)
+after changing the models; a test fails while a file and its model disagree.
 """
 
 from __future__ import annotations
@@ -31,6 +32,16 @@ def schema_text() -> str:
     return json.dumps(generated_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
+def conversation_schema_text() -> str:
+    """The schema stored in ``benchmark/conversation.schema.json``."""
+    from geoask.bench.conversations import conversation_schema
+
+    return json.dumps(conversation_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
 if __name__ == "__main__":
+    from geoask.bench.conversations import CONVERSATION_SCHEMA_PATH
+
     SCHEMA_PATH.write_text(schema_text(), encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH}")
+    CONVERSATION_SCHEMA_PATH.write_text(conversation_schema_text(), encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH} and {CONVERSATION_SCHEMA_PATH}")

@@ -154,10 +154,11 @@ def _cancel(flow_run_id: Any) -> None:
 
 
 def ask_via_api(question: str, *, variant: str | None = None, model: str | None = None,
-                settings: Settings | None = None) -> Any:
+                settings: Settings | None = None, conversation: str | None = None) -> Any:
     """Run deployment ``answer-question`` for ``question`` and return its ``QuestionResult``.
 
-    ``model``/``variant`` None leave the choice to the serving process's settings.
+    ``model``/``variant`` None leave the choice to the serving process's settings;
+    ``conversation`` makes the question that conversation's next turn.
 
     Raises:
         ServiceError: see :func:`run_deployment_and_wait`; also when the run returned
@@ -170,7 +171,8 @@ def ask_via_api(question: str, *, variant: str | None = None, model: str | None 
     settings = settings or get_settings()
     result = run_deployment_and_wait(
         f"{ANSWER_DEPLOYMENT}/{ANSWER_DEPLOYMENT}",
-        {"question": question, "variant": variant, "model": model},
+        {"question": question, "variant": variant, "model": model,
+         **({"conversation": conversation} if conversation else {})},
         settings.api_run_timeout_s, settings=settings)
     if isinstance(result, dict):
         result = QuestionResult.model_validate(result)

@@ -1,6 +1,7 @@
 """The deployments geoask serves: ``answer-question`` and ``nightly-benchmark``.
 
-``answer-question`` runs the question flow (parameters ``question``, ``model``, ``variant``);
+``answer-question`` runs the question flow (parameters ``question``, ``model``, ``variant``,
+``conversation``);
 ``nightly-benchmark`` runs ``flows.run_benchmark:run_benchmark`` on the cron schedule
 ``GEOASK_BENCHMARK_SCHEDULE_CRON`` (UTC) with ``GEOASK_BENCHMARK_SCHEDULE_MODEL``.
 :func:`serve_deployments` registers both with the server at ``PREFECT_API_URL`` and runs
@@ -31,7 +32,7 @@ ANSWER_DEPLOYMENT: Final = "answer-question"
 BENCHMARK_DEPLOYMENT: Final = "nightly-benchmark"
 ANSWER_ENTRYPOINT: Final = "flows.answer_question:answer_question"
 BENCHMARK_ENTRYPOINT: Final = "flows.run_benchmark:run_benchmark"
-ANSWER_PARAMETERS: Final = ("question", "model", "variant")
+ANSWER_PARAMETERS: Final = ("question", "model", "variant", "conversation")
 """Parameters of ``answer-question`` on the UI's run form (``services`` is in-process only)."""
 
 REPOSITORY_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -118,7 +119,8 @@ def answer_deployment(flow: Flow[..., Any] | None = None) -> RunnerDeployment:
         name=ANSWER_DEPLOYMENT, tags=["geoask", "question"],
         entrypoint_type=entrypoint_type(flow),
         description="Answer a question about the PostGIS data: intent, schema, plan, SQL/"
-                    "Python steps, review, answer. Parameters: question, model, variant.",
+                    "Python steps, review, answer. Parameters: question, model, variant, "
+                    "conversation.",
     ))
     schema = deployment._parameter_openapi_schema
     deployment._parameter_openapi_schema = type(schema).model_validate(

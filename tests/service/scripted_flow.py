@@ -1,5 +1,7 @@
 """``answer-question`` with a scripted model, for serving in tests (``--answer-flow``).
 
+(A turn of the shipped conversations is answered by the offline reference model instead.)
+
 The flow has the name, parameters and task runs of ``flows/answer_question.py``: it builds the
 question run's services with a :class:`ScriptedModel` replaying the demo case whose question is
 asked (tests/flow/demo_cases.py) and runs the real flow body in this flow run. Called
@@ -39,25 +41,43 @@ def scripted_services(question: str, variant: str | None):
     from sandbox.bubblewrap import BubblewrapSandbox
     from tasks.services import QuestionServices
 
-    case = next((c for c in CASES if c.question == question), None)
-    if case is None:
-        raise ValueError(f"the scripted model knows only the demo questions, not {question!r}")
     settings = get_settings()
+    case = next((c for c in CASES if c.question == question), None)
+    models = ScriptedModel(case.replies()).model if case is not None else \
+        conversation_models(question, settings)
     catalog = load_catalog(settings.catalog_path)
     retriever = SchemaRetriever(catalog, InMemorySchemaIndex(), shipped_embedder(),
                                 RetrievalConfig.from_settings(settings))
     retriever.ensure_index()
     return QuestionServices(
         settings=settings, variant=parse_variant(variant or settings.variant),
-        models=ScriptedModel(case.replies()).model,
+        models=models,
         sql_runner=PostgresSqlRunner(reader_url(settings)),
         sandbox=BubblewrapSandbox.from_settings(settings), schema=retriever, catalog=catalog,
     )
 
 
+def conversation_models(question: str, settings):
+    """The offline reference model for a turn of the shipped conversations (the browser test).
+
+    Raises:
+        ValueError: ``question`` is neither a demo question nor a conversation turn.
+
+    """
+    from geoask.bench.conversations import load_conversations, replay_cases
+    from geoask.composition import model_provider
+
+    cases = replay_cases(load_conversations())
+    if not any(case.question == question for case in cases):
+        raise ValueError(f"the scripted model knows only the demo questions and the "
+                         f"conversation turns, not {question!r}")
+    return model_provider(settings, "reference", cases=cases)
+
+
 @flow(name="answer-question", validate_parameters=False)
 def answer_question(question: str, variant: str | None = None,
-                    model: str | None = None) -> QuestionResult:
+                    model: str | None = None, conversation: str | None = None) -> QuestionResult:
     """Answer a demo question with the scripted model (the real flow body)."""
     return question_flow.fn(question, variant=variant, model=model,
-                            services=scripted_services(question, variant))
+                            services=scripted_services(question, variant),
+                            conversation=conversation)

@@ -50,7 +50,7 @@ def test_deployments_are_served_with_the_run_form_parameters(served):
     deployment = next(d for d in api_json(served, "deployments/filter")
                       if d["name"] == "answer-question")
     assert set(deployment["parameter_openapi_schema"]["properties"]) == {
-        "question", "variant", "model"}
+        "question", "variant", "model", "conversation"}
     assert served.healthy_after_s is not None and served.healthy_after_s > 0
 
 

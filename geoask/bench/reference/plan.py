@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 
 from geoask.answers import AnswerType
-from geoask.bench.model import BenchmarkCase, Category, Projection
+from geoask.bench.model import REUSE_PREFIX, BenchmarkCase, Category, Projection
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.bench.reference.intent import case_operation, case_top_k, case_years
 from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
@@ -56,7 +56,8 @@ def case_plan(case: BenchmarkCase, replanned: bool = False,
     steps = consolidated_steps(case)
     has_python = any(step.kind is StepKind.PYTHON for step in steps)
     sql_steps = [step for step in steps if step.kind is StepKind.SQL]
-    geometry = has_python and all(_geometry_selected(step.statements) for step in sql_steps)
+    geometry = has_python and bool(sql_steps) and all(
+        _geometry_selected(step.statements) for step in sql_steps)
     category: OperationCategory = _CATEGORY[case.category]
     if category == "spatial_geometry" and has_python and not geometry:
         # Deliberate: the reference program computes from attributes (e.g. lon/lat), which
@@ -66,7 +67,8 @@ def case_plan(case: BenchmarkCase, replanned: bool = False,
     temporal: TemporalComparison = _TEMPORAL_COMPARISON.get(operation, "none")
     if case.category is Category.TEMPORAL and temporal == "none":
         temporal = "period_vs_period" if len(case_years(case.question)) >= 2 else "vs_baseline"
-    inputs_read = sum(len(step.statements) for step in sql_steps)
+    inputs_read = sum(len(step.statements) for step in sql_steps) + len(
+        {name for step in steps for name in step.inputs if name.startswith(REUSE_PREFIX)})
     constraints = ExecutionConstraints(
         computation_needed=has_python, geometry_needed=geometry,
         input_mode="multiple" if has_python and inputs_read > 1 else "single",

@@ -128,6 +128,10 @@ class ReferenceModel:
                                        message=UNKNOWN_QUESTION_MESSAGE)
             raise ValueError(UNKNOWN_QUESTION_MESSAGE)
         if role == "intent":
+            missing = [q for q in getattr(case, "earlier_questions", []) if q not in prompt]
+            if missing:  # a follow-up whose context is not in the conversation
+                return IntentRejection(rejection_type=RejectionType.NOT_ANSWERABLE,
+                                       message=clarifying_message(missing[-1]))
             return case_intent(case)
         if role == "planner":
             shown = dict(_OUTLINE_TABLE.findall(prompt))
@@ -209,6 +213,13 @@ _ROLE_BY_OUTPUT: Final = {
     "Intent": "intent", "Plan": "planner", "SqlDraft": "sql", "ComputeScript": "compute",
     "Review": "reviewer", "FinalAnswer": "answer",
 }
+
+
+def clarifying_message(earlier: str) -> str:
+    """The clarifying refusal of a follow-up asked without the turn it builds on."""
+    return ("This question refers to earlier results that this conversation does not hold, "
+            f"so I cannot tell what it means. Did you mean a follow-up to: \"{earlier}\"? "
+            "Ask that first (or in the same conversation), or ask the question in full.")
 
 
 def role_of(info: AgentInfo) -> str:

@@ -10,7 +10,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from geoask.bench.model import BenchmarkCase, PythonStep, SqlStep
+from geoask.bench.model import REUSE_PREFIX, BenchmarkCase, PythonStep, SqlStep
 from geoask.bench.model import SqlStatement as CaseStatement
 from geoask.plan import StepKind
 
@@ -25,7 +25,8 @@ class ReferenceStep:
         objective: the reference steps' objectives, joined.
         statements: SQL statements (SQL steps).
         script: the Python source run in the sandbox (Python steps).
-        inputs: ids of the earlier plan steps the script reads.
+        inputs: ids of the earlier plan steps the script reads, and in a conversation turn
+            the earlier turns' artifacts it reuses (``turn-1.sql-1.cells``).
 
     """
 
@@ -63,8 +64,10 @@ def consolidated_steps(case: BenchmarkCase) -> list[ReferenceStep]:
         else:
             scripts = [step for step in group if isinstance(step, PythonStep)]
             earlier = [s.id for s in steps if s.kind is StepKind.SQL]
+            reused = [name for step in scripts for name in step.inputs
+                      if name.startswith(REUSE_PREFIX)]  # a conversation turn's reuse
             steps.append(ReferenceStep(step_id, kind, objective, script=chained_script(scripts),
-                                       inputs=tuple(earlier[-1:])))
+                                       inputs=tuple(dict.fromkeys([*earlier[-1:], *reused]))))
     return steps
 
 
