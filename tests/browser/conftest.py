@@ -33,3 +33,19 @@ def served(database) -> Iterator[harness.Served]:
         yield harness.acquire()
     finally:
         harness.release()
+
+
+@pytest.fixture
+def page(chromium, tmp_path):
+    """A headless Chromium page (its own profile under tmp_path), closed afterwards."""
+    from playwright.sync_api import sync_playwright
+    from test_dashboard import CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+        try:
+            yield context.new_page()
+        finally:
+            context.close()

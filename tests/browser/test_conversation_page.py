@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_dashboard import CHROMIUM_ARGS, SCREENSHOTS, TIMEOUT_MS, stack
+from test_dashboard import SCREENSHOTS, TIMEOUT_MS, stack
 
 from geoask.bench.conversations import load_conversations
 from geoask.service.client import ask_via_api
@@ -32,20 +32,6 @@ def turns(served):
     assert [r.status for r in results] == ["answered", "answered"], results[-1].message
     assert results[1].reused == ["turn-1.sql-1.high_sids"]
     return conversation, results
-
-
-@pytest.fixture
-def page(chromium, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
-        try:
-            yield context.new_page()
-        finally:
-            context.close()
 
 
 def test_a_follow_up_page_shows_its_conversation_and_links_the_turn_it_reused(

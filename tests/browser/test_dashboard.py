@@ -40,20 +40,6 @@ def api_run(served):
     return result
 
 
-@pytest.fixture
-def page(chromium, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
-        try:
-            yield context.new_page()
-        finally:
-            context.close()
-
-
 def test_dashboard_shows_the_run_its_stages_and_artifacts(served, api_run, page, tmp_path):
     from playwright.sync_api import expect
 

@@ -19,7 +19,7 @@ from geoask.embeddings.static import shipped_embedder
 from geoask.retrieval.index import InMemorySchemaIndex
 from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
 from geoask.scripted import ScriptedModel
-from geoask.settings import Settings
+from geoask.settings import Settings, get_settings
 from geoask.sql.executor import PostgresSqlRunner
 from geoask.variants import Variant
 from sandbox.bubblewrap import BubblewrapSandbox
@@ -81,3 +81,14 @@ def make_services(
         )
 
     return build
+
+
+@pytest.fixture
+def api_settings(monkeypatch, database, real_sandbox, flow_settings):
+    """The process settings pointed at the session's artifact and sandbox folders."""
+    monkeypatch.setenv("GEOASK_ARTIFACT_ROOT", flow_settings.artifact_root)
+    monkeypatch.setenv("GEOASK_SANDBOX_WORK_DIR", str(flow_settings.sandbox_work_dir))
+    monkeypatch.setenv("GEOASK_SANDBOX_ARTIFACTS_URL", flow_settings.sandbox_artifacts_url)
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()

@@ -17,21 +17,9 @@ import geoask
 from geoask.bench.conversations import load_conversations
 from geoask.conversation import ConversationStore
 from geoask.errors import ConfigurationError
-from geoask.settings import get_settings
 
 CONVERSATION = next(c for c in load_conversations() if c.id == "nc_sids-001")
 FIRST, SECOND = CONVERSATION.turns[:2]
-
-
-@pytest.fixture
-def api_settings(monkeypatch, database, real_sandbox, flow_settings):
-    """The process settings pointed at the session's artifact and sandbox folders."""
-    monkeypatch.setenv("GEOASK_ARTIFACT_ROOT", flow_settings.artifact_root)
-    monkeypatch.setenv("GEOASK_SANDBOX_WORK_DIR", str(flow_settings.sandbox_work_dir))
-    monkeypatch.setenv("GEOASK_SANDBOX_ARTIFACTS_URL", flow_settings.sandbox_artifacts_url)
-    get_settings.cache_clear()
-    yield get_settings()
-    get_settings.cache_clear()
 
 
 def _new_id() -> str:

@@ -73,17 +73,6 @@ def test_without_a_model_ask_says_what_to_set(monkeypatch):
         get_settings.cache_clear()
 
 
-@pytest.fixture
-def api_settings(monkeypatch, database, real_sandbox, flow_settings):
-    """The process settings pointed at the session's artifact and sandbox folders."""
-    monkeypatch.setenv("GEOASK_ARTIFACT_ROOT", flow_settings.artifact_root)
-    monkeypatch.setenv("GEOASK_SANDBOX_WORK_DIR", str(flow_settings.sandbox_work_dir))
-    monkeypatch.setenv("GEOASK_SANDBOX_ARTIFACTS_URL", flow_settings.sandbox_artifacts_url)
-    get_settings.cache_clear()
-    yield get_settings()
-    get_settings.cache_clear()
-
-
 @pytest.mark.db
 @pytest.mark.sandbox
 def test_ask_returns_the_typed_result_with_its_maps_and_views(api_settings):
