@@ -75,8 +75,10 @@ def server(
     prefect_server = PrefectServer(settings)
     # SIGTERM ends the foreground serve like Ctrl-C, so the server child is always stopped.
     signal.signal(signal.SIGTERM, _interrupt)
+    started = False
     try:
         started_in = prefect_server.start()
+        started = True
         write_state(settings, ServerState(
             api_url=prefect_server.api_url, pid=os.getpid(), port=prefect_server.port,
             mode="background" if background else "foreground",
@@ -98,7 +100,8 @@ def server(
     finally:
         prefect_server.stop()
         _remove_own_state(settings)
-        typer.echo("Prefect server stopped")
+        if started:
+            typer.echo("Prefect server stopped")
 
 
 @app.command("stop")

@@ -325,8 +325,17 @@ def _live_state(settings: Settings) -> ServerState | None:
     """The recorded server if its process lives; a stale record is removed (None).
 
     A Prefect server left behind by a ``geoask server`` that died (SIGKILL) is stopped then.
+
+    Raises:
+        ServiceError: the record exists but is unreadable: whatever server it named may still
+            run, so none is started beside it (the message says how to clear it).
+
     """
     state = read_state(settings)
+    if state is None and state_path(settings).exists():
+        raise ServiceError(f"the server record {state_path(settings)} is unreadable; if a "
+                           "geoask server of this home still runs, stop its process, then "
+                           "delete the file")
     if state is not None and not is_process(state.pid, state.started_at, "geoask"):
         _stop_prefect_child(state)
         remove_state(settings, state.pid)

@@ -145,10 +145,18 @@ def test_the_prefect_server_of_a_killed_geoask_server_is_stopped(settings):
             orphan.kill()
 
 
-def test_an_unreadable_record_counts_as_none(settings):
+def test_an_unreadable_record_counts_as_none_and_starts_no_second_server(settings,
+                                                                         monkeypatch):
+    # Attack finding 9: a corrupt record made the next command start a second server while
+    # the first one ran on, unknown to `geoask server stop`.
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
     local.state_path(settings).parent.mkdir(parents=True)
     local.state_path(settings).write_text("{not json")
     assert local.read_state(settings) is None
+    for call in (local.running_server, local.stop_server, local.ensure_server):
+        with pytest.raises(ServiceError, match=r"server record .* is unreadable"):
+            call(settings)
+    assert not (settings.prefect_home / local.SERVE_LOG).exists()  # nothing was started
 
 
 @pytest.mark.parametrize(("url", "expected"), [

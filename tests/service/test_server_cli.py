@@ -66,3 +66,18 @@ def test_a_bad_answer_flow_fails_at_once_in_one_line():
         assert done.returncode == 1, done.stdout + done.stderr
         assert done.stderr.startswith("error: --answer-flow:"), done.stderr
         assert "Traceback" not in done.stderr and "healthy" not in done.stdout
+
+
+def test_a_taken_port_is_one_error_and_no_stopped_line(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([GEOASK, "server", "--port", str(port), "--no-serve"],
+                              capture_output=True, text=True, timeout=120, check=False,
+                              env={**os.environ, "GEOASK_SERVER_HOME": str(tmp_path)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
+    assert "stopped" not in done.stdout  # nothing had started (attack finding)
