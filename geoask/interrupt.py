@@ -8,9 +8,10 @@ and run at once however deep the work is blocked. On SIGINT or SIGTERM the handl
 2. prints one line: what was stopped and what was kept (the caller's ``kept()``), and
    silences logging, so the work failing while its children end prints nothing after it;
 3. runs the stop hooks (:func:`add_stop_hook`; e.g. flow runs in flight are marked Crashed
-   on the Prefect server, :mod:`geoask.service.stops`), each bounded by :data:`HOOK_TIMEOUT_S`;
-4. ends this process's child processes (the temporary Prefect server, sandboxes: SIGTERM,
-   then SIGKILL after :data:`CHILD_GRACE_S`; psutil finds them);
+   on the Prefect server, :mod:`geoask.service.stops`), all together within
+   :data:`HOOK_TIMEOUT_S`;
+4. ends this process's child processes (sandboxes: SIGTERM, then SIGKILL after
+   :data:`CHILD_GRACE_S`; psutil finds them), sparing a detached server (:func:`detach`);
 5. exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM) without waiting for
    the questions in flight.
 
