@@ -10,8 +10,9 @@ what the server itself says about its extension functions (``pg_proc``):
   aggregate or window function (no procedures);
 * no argument or result of a pseudo-type the SQL level never needs (``internal``, ``cstring``,
   ``trigger``...): index support, type input/output and planner functions are left out;
-* not internal (a leading ``_``) and not on :data:`STATE_CHANGING_FUNCTIONS`, the explicit
-  deny-list of management and metadata functions (some have a ``STABLE`` overload).
+* not internal (a leading ``_``) and not on :data:`geoask.sql.functions.REFUSED_FUNCTIONS`,
+  the explicit deny-list of management, metadata and dynamic-SQL functions (some have a
+  ``STABLE`` overload).
 
 Without a database (tests, ``sql check`` offline) the hand list
 (:data:`geoask.sql.functions.POSTGIS_READ_FUNCTIONS`) is the whole PostGIS allow-list.
@@ -22,18 +23,10 @@ from __future__ import annotations
 import psycopg
 
 from geoask.settings import Settings
+from geoask.sql.functions import REFUSED_FUNCTIONS
 
 #: PostGIS extensions whose functions may be derived.
 POSTGIS_EXTENSIONS = ("postgis", "postgis_raster", "postgis_sfcgal")
-#: Management, metadata and catalog-reading functions refused whatever their volatility.
-STATE_CHANGING_FUNCTIONS = frozenset({
-    "addgeometrycolumn", "dropgeometrycolumn", "dropgeometrytable", "updategeometrysrid",
-    "populate_geometry_columns", "find_srid", "st_estimatedextent", "st_findextent",
-    "lockrow", "unlockrows", "addauth", "checkauth", "checkauthtrigger",
-    "enablelongtransactions", "disablelongtransactions", "longtransactionsenabled",
-    "gettransactionid", "addrasterconstraints", "droprasterconstraints",
-    "addoverviewconstraints", "dropoverviewconstraints",
-})
 #: Name prefixes refused: internal helpers and version/constraint/administration functions.
 REFUSED_PREFIXES = ("_", "postgis_", "pg_")
 #: Pseudo-types no analytical call passes or returns.
@@ -68,7 +61,7 @@ def read_only_extension_functions(connection: psycopg.Connection) -> frozenset[s
     }).fetchall()
     return frozenset(
         name for (name,) in rows
-        if not name.startswith(REFUSED_PREFIXES) and name not in STATE_CHANGING_FUNCTIONS
+        if not name.startswith(REFUSED_PREFIXES) and name not in REFUSED_FUNCTIONS
     )
 
 

@@ -115,7 +115,20 @@ READ_ONLY_FUNCTIONS: frozenset[str] = (
 POSTGIS_OTHER_FUNCTIONS = _names("geometrytype box2d box3d geometry geography")
 """PostGIS functions without the ``st_`` prefix that only compute (allowed under ``postgis``)."""
 
-POSTGIS_READ_FUNCTIONS: frozenset[str] = POSTGIS_ST_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS
+#: Management, metadata, catalog-reading and dynamic-SQL functions, refused whichever list
+#: (hand-kept or derived from the database's catalog) names them: ``ST_FindExtent`` pastes
+#: its column argument into SQL it runs itself (an injection past the guard), and
+#: ``ST_EstimatedExtent`` reads planner statistics of any table named as text.
+REFUSED_FUNCTIONS: frozenset[str] = frozenset({
+    "addgeometrycolumn", "dropgeometrycolumn", "dropgeometrytable", "updategeometrysrid",
+    "populate_geometry_columns", "find_srid", "st_estimatedextent", "st_findextent",
+    "lockrow", "unlockrows", "addauth", "checkauth", "checkauthtrigger",
+    "enablelongtransactions", "disablelongtransactions", "longtransactionsenabled",
+    "gettransactionid", "addrasterconstraints", "droprasterconstraints",
+    "addoverviewconstraints", "dropoverviewconstraints",
+})
+POSTGIS_READ_FUNCTIONS: frozenset[str] = (
+    POSTGIS_ST_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS) - REFUSED_FUNCTIONS
 """Functions added by the ``postgis`` policy."""
 
 SPATIAL_TYPE_NAMES: frozenset[str] = POSTGIS_TYPE_NAMES
@@ -147,11 +160,14 @@ def allowed_function_names(
     """The allow-list for ``policy`` (``"separated"`` or ``"postgis"``), lower-case names.
 
     ``extension_functions``: PostGIS functions the database's catalog offers read-only
-    (:mod:`geoask.sql.catalog_functions`), added under ``postgis`` only.
+    (:mod:`geoask.sql.catalog_functions`), added under ``postgis`` only. Nothing on
+    :data:`REFUSED_FUNCTIONS` is ever allowed.
     """
     if policy == "postgis":
-        return READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS | extension_functions
-    return READ_ONLY_FUNCTIONS
+        allowed = READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS | extension_functions
+    else:
+        allowed = READ_ONLY_FUNCTIONS
+    return allowed - REFUSED_FUNCTIONS
 
 
 SQL_SYNTAX_FUNCTIONS = _names(

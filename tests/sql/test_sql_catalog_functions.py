@@ -6,8 +6,9 @@ import psycopg
 import pytest
 
 from geoask.sql import GuardContext, check_sql, find_violation
-from geoask.sql.catalog_functions import STATE_CHANGING_FUNCTIONS, read_only_extension_functions
+from geoask.sql.catalog_functions import read_only_extension_functions
 from geoask.sql.executor import PostgresSqlRunner
+from geoask.sql.functions import REFUSED_FUNCTIONS
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def test_derived_set_leaves_out_management_internal_and_volatile_functions(deriv
 
 
 def test_no_deny_listed_name_is_derived(derived):
-    assert not derived & STATE_CHANGING_FUNCTIONS
+    assert not derived & REFUSED_FUNCTIONS
 
 
 def test_a_function_only_the_catalog_knows_is_allowed_and_runs(reader_url, derived):
