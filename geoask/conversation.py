@@ -14,8 +14,12 @@ naming it in a Python step's ``inputs`` (``turn-1.sql-1.cells``); the flow resol
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +80,7 @@ def check_conversation_id(value: str) -> str:
         ConfigurationError: it is not.
 
     """
-    if not CONVERSATION_ID.match(value or ""):
+    if not isinstance(value, str) or not CONVERSATION_ID.fullmatch(value):
         raise ConfigurationError(
             f"conversation id {value!r} is not usable; use 1-64 letters, digits, '_', '.' or "
             "'-', starting with a letter or digit (e.g. wake-rain)")
@@ -122,18 +126,41 @@ class ConversationStore:
     def append(self, conversation_id: str, turn: Turn) -> Conversation:
         """Add ``turn`` to the conversation (re-read first) and save it atomically.
 
+        On a local folder the read-modify-write holds an exclusive lock
+        (``<id>.json.lock``, ``flock``), so turns written at once are all kept (20 concurrent
+        appends kept 15 without it); on object storage the last writer wins.
+
         Raises:
             ArtifactWriteError: it could not be written.
 
         """
         from geoask.sql.export import write_atomic
 
-        conversation = self.load(conversation_id)
-        turn = turn.model_copy(update={"number": conversation.next_turn})
-        conversation = conversation.model_copy(update={"turns": [*conversation.turns, turn]})
-        write_atomic(self.url(conversation_id),
-                     conversation.model_dump_json(indent=2).encode("utf-8"))
+        with self._locked(conversation_id):
+            conversation = self.load(conversation_id)
+            turn = turn.model_copy(update={"number": conversation.next_turn})
+            conversation = conversation.model_copy(update={"turns": [*conversation.turns, turn]})
+            write_atomic(self.url(conversation_id),
+                         conversation.model_dump_json(indent=2).encode("utf-8"))
         return conversation
+
+    @contextlib.contextmanager
+    def _locked(self, conversation_id: str) -> Iterator[None]:
+        from fsspec.implementations.local import LocalFileSystem
+
+        from geoask.storage import filesystem_for
+
+        fs, path = filesystem_for(self.url(conversation_id))
+        if not isinstance(fs, LocalFileSystem):
+            yield
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(f"{path}.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)

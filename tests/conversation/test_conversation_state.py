@@ -52,7 +52,21 @@ def test_turns_are_appended_and_read_back_through_the_store(tmp_path):
     assert (tmp_path / "conversations" / "wake-rain.json").is_file()
 
 
-@pytest.mark.parametrize("bad", ["", "../etc", "a b", "-x", "x" * 65])
+def _append_one(root: str, number: int) -> None:
+    ConversationStore(root).append("race", _turn(number))
+
+
+def test_turns_appended_at_once_are_all_kept(tmp_path):
+    # Attack pass: 20 concurrent appends kept 15 (read-modify-write without a lock).
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(8) as pool:
+        pool.starmap(_append_one, [(str(tmp_path), n) for n in range(1, 21)])
+    turns = ConversationStore(str(tmp_path)).load("race").turns
+    assert [t.number for t in turns] == list(range(1, 21))
+
+
+@pytest.mark.parametrize("bad", ["", "../etc", "a b", "-x", "x" * 65, "abc\n", None])
 def test_an_unusable_conversation_id_is_a_clear_error(bad):
     with pytest.raises(ConfigurationError, match="conversation id"):
         check_conversation_id(bad)
