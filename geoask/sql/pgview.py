@@ -224,9 +224,15 @@ def _default_name(node: Any) -> str:
 
 
 def _limit_of(select: dict[str, Any]) -> int | None:
-    """The outer LIMIT/FETCH count when a positive integer constant, 0 when unbounded."""
-    if select.get("limitOption", "LIMIT_OPTION_DEFAULT") == "LIMIT_OPTION_DEFAULT":
+    """The outer LIMIT/FETCH count when a positive integer constant, 0 when unbounded.
+
+    ``FETCH ... WITH TIES`` is unbounded: ties at the k-th value may return any number of rows.
+    """
+    option = select.get("limitOption", "LIMIT_OPTION_DEFAULT")
+    if option == "LIMIT_OPTION_DEFAULT":
         return None
+    if option == "LIMIT_OPTION_WITH_TIES":
+        return 0
     count = select.get("limitCount")
     constant = count.get("A_Const") if isinstance(count, dict) else None
     value = constant.get("ival") if isinstance(constant, dict) else None

@@ -31,7 +31,8 @@ def topk_contract(query: ParsedQuery, context: GuardContext) -> GuardViolation |
     if not missing and _positive_count(root.args["limit"]):
         return None
     what = (f"no {' and no '.join(missing)}" if missing else
-            "a LIMIT that is not a positive whole number (LIMIT ALL, NULL, 0, an expression)")
+            "a LIMIT that is not a positive whole number (LIMIT ALL, NULL, 0, an expression, "
+            "WITH TIES)")
     return violation_at(
         RULE,
         f"the step promises an ordered Top-K answer but the outer query has {what}; add "
@@ -46,9 +47,13 @@ def topk_contract(query: ParsedQuery, context: GuardContext) -> GuardViolation |
 def _positive_count(limit: exp.Expr) -> bool:
     """True if ``LIMIT k`` / ``FETCH FIRST k ROWS`` has a literal positive whole ``k``.
 
-    ``FETCH FIRST ROW ONLY`` (no count) is k = 1.
+    ``FETCH FIRST ROW ONLY`` (no count) is k = 1; ``WITH TIES`` is unbounded (every row tied
+    with the k-th comes too).
     """
     if isinstance(limit, exp.Fetch):
+        options = limit.args.get("limit_options")
+        if options is not None and options.args.get("with_ties"):
+            return False
         count = limit.args.get("count")
         if count is None:
             return True
