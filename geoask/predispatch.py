@@ -27,6 +27,7 @@ class StepInputs:
         entries: the registry, ref -> entry (this run's and the conversation's reusable ones).
         existing: refs whose files exist (the caller asks the filesystem; rules stay pure).
         geometry_needed: the plan's constraint: the step computes with geometries.
+        outside: refs whose files lie outside the artifact root (the caller resolves paths).
 
     """
 
@@ -35,6 +36,7 @@ class StepInputs:
     entries: Mapping[str, RegistryEntry]
     existing: frozenset[str]
     geometry_needed: bool = False
+    outside: frozenset[str] = frozenset()
 
 
 def inputs_registered(inputs: StepInputs) -> str | None:
@@ -46,6 +48,20 @@ def inputs_registered(inputs: StepInputs) -> str | None:
     missing = [ref for ref in inputs.refs if ref not in inputs.entries]
     return (f"{inputs.step} reads {', '.join(missing)}, which no earlier step or turn "
             "registered" if missing else None)
+
+
+def inputs_inside_artifact_root(inputs: StepInputs) -> str | None:
+    """Every input file lies under the artifact root.
+
+    An edited conversation file cannot point a step at ``/etc/passwd`` or a forged copy.
+
+    >>> inputs_inside_artifact_root(StepInputs("python-1", ("turn-1.sql-1.x",), {},
+    ...                                         frozenset(), outside=frozenset({"turn-1.sql-1.x"})))
+    'python-1 reads turn-1.sql-1.x from outside the artifact root; it is not used'
+    """
+    outside = [ref for ref in inputs.refs if ref in inputs.outside]
+    return (f"{inputs.step} reads {', '.join(outside)} from outside the artifact root; it is "
+            "not used" if outside else None)
 
 
 def input_files_exist(inputs: StepInputs) -> str | None:
@@ -90,6 +106,7 @@ def input_names_distinct(inputs: StepInputs) -> str | None:
 
 DISPATCH_RULES: tuple[Callable[[StepInputs], str | None], ...] = (
     inputs_registered,
+    inputs_inside_artifact_root,
     input_files_exist,
     features_in_export_crs,
     geometry_available,
@@ -104,23 +121,43 @@ def dispatch_problems(inputs: StepInputs) -> list[str]:
 
 
 def check_inputs(step: str, refs: Sequence[str], entries: Mapping[str, RegistryEntry], *,
-                 geometry_needed: bool = False) -> list[str]:
+                 geometry_needed: bool = False, roots: Sequence[str] = ()) -> list[str]:
     """:func:`dispatch_problems` of a step reading ``refs``, asking the filesystem which exist.
 
     Refs that are not registered (an in-run artifact of a run without a registry) are
-    skipped, except reused ``turn-`` refs, which must be registered.
+    skipped, except reused ``turn-`` refs, which must be registered. With ``roots`` (the
+    artifact root and the sandbox's), a file whose resolved path is under none counts as
+    outside.
     """
     from geoask.storage import filesystem_for
 
     checked = tuple(ref for ref in refs if ref in entries or ref.startswith("turn-"))
-    existing = set()
+    existing, outside = set(), set()
+    resolved_roots = [_resolved(root) + "/" for root in roots]
     for ref in checked:
         if ref in entries:
             fs, path = filesystem_for(entries[ref].url)
+            if resolved_roots and not _resolved(entries[ref].url).startswith(
+                    tuple(resolved_roots)):
+                outside.add(ref)
             if fs.exists(path):
                 existing.add(ref)
     return dispatch_problems(StepInputs(step, checked, entries, frozenset(existing),
-                                        geometry_needed))
+                                        geometry_needed, frozenset(outside)))
+
+
+def _resolved(url: str) -> str:
+    """``url`` with a local path made absolute and its links and ``..`` resolved."""
+    import os
+
+    from fsspec.implementations.local import LocalFileSystem
+
+    from geoask.storage import filesystem_for
+
+    fs, path = filesystem_for(url)
+    if isinstance(fs, LocalFileSystem):
+        return os.path.realpath(path).rstrip("/")
+    return url.rstrip("/")
 
 
 def reused_refs(inputs: Sequence[str]) -> list[str]:

@@ -201,7 +201,9 @@ def input_problems(services: QuestionServices, step_id: str, upstream: list[Step
     if services.conversation:
         entries.update(services.conversation.reusable)
     refs = [f"{s.id}.{a.name}" for s in upstream for a in s.artifacts] + reused_refs(inputs)
-    return check_inputs(step_id, refs, entries, geometry_needed=geometry_needed)
+    return check_inputs(step_id, refs, entries, geometry_needed=geometry_needed,
+                        roots=(services.settings.artifact_root_url,
+                               services.settings.sandbox_artifacts))
 
 
 def step_schema(services: QuestionServices, question: str, step: PlanStep,

@@ -28,6 +28,7 @@ from geoask.predispatch import (
     geometry_available,
     input_files_exist,
     input_names_distinct,
+    inputs_inside_artifact_root,
     inputs_registered,
 )
 from geoask.state import ArtifactRef
@@ -104,6 +105,8 @@ GOOD = StepInputs("python-1", ("turn-1.sql-1.cells",), {"turn-1.sql-1.cells":
 @pytest.mark.parametrize(("rule", "bad"), [
     (inputs_registered, StepInputs("python-1", ("turn-1.sql-1.x",), {}, frozenset())),
     (input_files_exist, StepInputs("python-1", GOOD.refs, GOOD.entries, frozenset())),
+    (inputs_inside_artifact_root, StepInputs("python-1", GOOD.refs, GOOD.entries, GOOD.existing,
+                                             outside=frozenset(GOOD.refs))),
     (features_in_export_crs, StepInputs("python-1", GOOD.refs, {
         "turn-1.sql-1.cells": _entry("turn-1.sql-1.cells", srid=2263)}, GOOD.existing)),
     (geometry_available, StepInputs("python-1", GOOD.refs, {
@@ -137,6 +140,26 @@ def test_check_inputs_asks_the_filesystem_and_requires_reused_refs_registered(tm
     assert check_inputs("python-1", ["turn-1.sql-1.cells", "sql-1.unregistered"], entries) == []
     assert "no longer exist" in check_inputs("python-1", ["turn-1.sql-1.gone"], entries)[0]
     assert "turn-3.sql-1.x" in check_inputs("python-1", ["turn-3.sql-1.x"], entries)[0]
+
+
+def test_a_reused_file_outside_the_artifact_root_is_not_used(tmp_path):
+    # Attack pass: an edited conversation file pointed a turn at a forged copy elsewhere.
+    root = tmp_path / "artifacts"
+    inside = root / "run1" / "sql-1" / "cells.geojson"
+    inside.parent.mkdir(parents=True)
+    inside.write_text("{}")
+    forged = tmp_path / "elsewhere" / "cells.geojson"
+    forged.parent.mkdir()
+    forged.write_text("{}")
+    (root / "link").symlink_to(tmp_path / "elsewhere")
+    for url, ok in ((inside, True), (forged, False), ("/etc/passwd", False),
+                    (root / "link" / "cells.geojson", False),
+                    (root / "run1" / ".." / ".." / "elsewhere" / "cells.geojson", False)):
+        entries = {"turn-1.sql-1.cells": _entry("turn-1.sql-1.cells", url=str(url))}
+        problems = check_inputs("python-1", ["turn-1.sql-1.cells"], entries,
+                                roots=[str(root), str(tmp_path / "sandbox")])
+        assert (problems == []) is ok, (url, problems)
+        assert ok or "outside the artifact root" in problems[0]
 
 
 def test_preview_url_sits_beside_the_data_file():
