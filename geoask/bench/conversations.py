@@ -32,6 +32,7 @@ from geoask.bench.model import (
 )
 from geoask.bench.reference.steps import consolidated_steps
 from geoask.errors import BenchmarkCaseError, validation_problems
+from geoask.yamlio import load_yaml
 
 _REF = re.compile(r"^turn-(\d+)\.((?:sql|python)-\d+)\.([a-z][a-z0-9_]{0,62})$")
 DEFAULT_CONVERSATIONS_DIR = Path(__file__).resolve().parents[2] / "benchmark" / "conversations"
@@ -154,7 +155,7 @@ def load_conversations(location: Path = DEFAULT_CONVERSATIONS_DIR,
     conversations: list[ConversationCase] = []
     for path in files:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = load_yaml(path.read_text(encoding="utf-8"))
             _check_schema(path, data)
             conversations.extend(ConversationFile.model_validate(data).conversations)
         except yaml.YAMLError as error:

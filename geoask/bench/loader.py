@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from geoask.bench.model import BenchmarkCase, CaseFile
 from geoask.errors import BenchmarkCaseError, validation_problems
+from geoask.yamlio import load_yaml
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CASES_DIR = REPOSITORY_ROOT / "benchmark" / "cases"
@@ -228,7 +229,7 @@ def rounded(value: Any, digits: int = 10) -> Any:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise BenchmarkCaseError(f"cannot read case file {path}: {error}") from None
     except yaml.YAMLError as error:  # its text quotes the file; give the problem and place only
