@@ -30,6 +30,7 @@ from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
 from geoask.run_report import publish_intent, publish_plan, publish_run, save_log
 from geoask.served_models import check_served_model, in_deployment_run
+from geoask.service.stops import without_process_tags
 from geoask.settings import Settings, get_settings
 from geoask.state import (
     ANSWER,
@@ -146,9 +147,10 @@ def answer_question(
     run.recorder.log.question = question
     store = _open_conversation(run, conversation) if conversation else None
     try:
-        result = _answer(run, question)
-        if store is not None:
-            result = _record_turn(run, store, question, result)
+        with without_process_tags():  # no concurrency-slot request per task run
+            result = _answer(run, question)
+            if store is not None:
+                result = _record_turn(run, store, question, result)
     except Exception as error:
         run.recorder.log.outcome = "error"
         save_log(run.store, run.recorder.log)

@@ -46,6 +46,8 @@ SERVER_COMMAND = "import sys; from geoask.cli import main; sys.argv[0] = 'geoask
 """``python -c`` program running the geoask CLI (the arguments follow it)."""
 CHECKOUT = Path(__file__).resolve().parents[2]
 """The source checkout (the served flows are imported from it by module name)."""
+ARTIFACT_FLUSH_S = 30.0
+"""How long leaving :func:`prefect_api` waits for queued Prefect artifacts (s)."""
 
 
 @dataclass(frozen=True)
@@ -302,14 +304,21 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
     environment, which Dask workers and subprocesses inherit); without ``verbose`` Prefect's
     console shows warnings only (the run logs keep everything). Flow runs started in the block
     are marked Crashed if SIGINT/SIGTERM stops geoask before they end
-    (:func:`geoask.service.stops.crash_runs_on_stop`). Yields the API URL.
+    (:func:`geoask.service.stops.crash_runs_on_stop`); their Prefect artifacts, posted in the
+    background, are flushed when the block ends (at most ``ARTIFACT_FLUSH_S``). Yields the
+    API URL.
 
     Raises:
         ServiceError, DatabaseError: see :func:`ensure_server`.
 
     """
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        temporary_settings,
+    )
 
+    from geoask import artifact_publisher
     from geoask.console import quiet_console
     from geoask.service.stops import crash_runs_on_stop
 
@@ -317,8 +326,15 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
         quiet_console()
     url = ensure_server(settings, PREFECT_API_URL.value())
     os.environ["PREFECT_API_URL"] = url
-    with temporary_settings(updates={PREFECT_API_URL: url}), crash_runs_on_stop(url):
-        yield url
+    # No flow-run heartbeats: Prefect's heartbeat thread sleeps in whole seconds and every
+    # flow run's end waits for it (0.5 s on average, half a warm question's wall time), and
+    # nothing here acts on missed heartbeats (a stop marks this process's runs Crashed).
+    updates = {PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    with temporary_settings(updates=updates), crash_runs_on_stop(url):
+        try:
+            yield url
+        finally:
+            artifact_publisher.flush(ARTIFACT_FLUSH_S)
 
 
 def _live_state(settings: Settings) -> ServerState | None:
