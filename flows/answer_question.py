@@ -12,10 +12,9 @@ short evidence trail, the transitions taken and the artifact folder, where
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from prefect import flow
-from pydantic import BaseModel, Field
 
 from geoask.answer_map import publish_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer
@@ -24,8 +23,8 @@ from geoask.conversation import ConversationStore, context_for, turn_record
 from geoask.conversation_report import publish_registry, publish_turn
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.plan import Intent, IntentRejection, Plan, PlanRefusal, StepKind
+from geoask.question_result import Outcome, QuestionResult
 from geoask.questions import check_question
-from geoask.result_view import result_html, result_text
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.retry import is_transient
 from geoask.run_report import publish_intent, publish_plan, publish_run, save_log
@@ -62,52 +61,6 @@ from tasks.question import (
 )
 from tasks.services import QuestionServices, open_services
 from tasks.steps import StepResult, run_python_step, run_sql_step
-
-Outcome = Literal["answered", "rejected", "failed"]
-
-
-class QuestionResult(BaseModel):
-    """What a question run returns.
-
-    Attributes:
-        status: ``answered``, ``rejected`` (out of scope) or ``failed`` (a bound was exhausted
-            or no acceptable answer could be made; ``message`` says what was tried).
-        answer: the final answer when answered.
-        message: the answer's summary, the rejection reply or the failure report.
-        evidence: a short evidence trail (one line per step and decision).
-        transitions: the transitions taken, in order.
-        route: ``sql_only`` or ``sql_then_python``.
-        run_id: the run's id.
-        artifact_folder: fsspec URL of the run's artifact folder.
-        flow_run_id: the Prefect flow run (its artifacts are in the UI), when known.
-        maps: URLs of the answer maps (``map.png``, ``map.html``) when some were drawn.
-        conversation: the conversation id when the run was a conversation turn.
-        turn: its turn number in that conversation.
-        reused: refs of earlier turns' artifacts it read instead of querying again.
-
-    """
-
-    status: Outcome
-    answer: FinalAnswer | None = None
-    message: str
-    evidence: list[str] = Field(default_factory=list)
-    transitions: list[str] = Field(default_factory=list)
-    route: str = "sql_only"
-    run_id: str
-    artifact_folder: str
-    flow_run_id: str | None = None
-    maps: list[str] = Field(default_factory=list)
-    conversation: str | None = None
-    turn: int | None = None
-    reused: list[str] = Field(default_factory=list)
-
-    def __repr__(self) -> str:
-        """What ``geoask ask`` prints (:func:`geoask.result_view.result_text`)."""
-        return result_text(self)
-
-    def _repr_html_(self) -> str:
-        """The notebook view: the answer as a table, the map inline (``result_html``)."""
-        return result_html(self)
 
 
 @flow(name="answer-question", validate_parameters=False)

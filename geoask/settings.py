@@ -483,6 +483,15 @@ class Settings(BaseSettings):
             "server.log); unset: <home>/prefect."
         ),
     )
+    server_worker: bool = Field(
+        default=True,
+        description=(
+            "`geoask server` keeps a warm question worker, and `geoask ask` hands a question "
+            "to it when the server runs with the same settings, model credentials and code "
+            "(no cold start: imports, catalog, model set-up); otherwise, or with false, the "
+            "command answers in its own process."
+        ),
+    )
     server_poll_interval_s: int = Field(
         default=1, ge=1,
         description=(

@@ -35,3 +35,36 @@ def test_a_syntax_error_has_its_place() -> None:
         load_yaml("a: [1, 2\nb: 3\n")
     mark = raised.value.problem_mark  # type: ignore[attr-defined]
     assert mark is not None and mark.line >= 1
+
+
+def test_a_parsed_file_is_kept_until_it_changes(tmp_path: Path) -> None:
+    from geoask.yamlio import parsed_file
+
+    path = tmp_path / "cases.yaml"
+    path.write_text("a: 1\n")
+    calls: list[Path] = []
+
+    def parse(file: Path) -> tuple[int, ...]:
+        calls.append(file)
+        return (load_yaml(file.read_text())["a"],)
+
+    assert parsed_file(path, parse) == (1,)
+    assert parsed_file(path, parse) == (1,)
+    assert len(calls) == 1
+    path.write_text("a: 22\n")  # another size: read again
+    assert parsed_file(path, parse) == (22,)
+    assert len(calls) == 2
+
+
+def test_a_failed_parse_is_not_kept(tmp_path: Path) -> None:
+    from geoask.yamlio import parsed_file
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("a: [1\n")
+
+    def parse(file: Path) -> object:
+        return load_yaml(file.read_text())
+
+    for _ in range(2):
+        with pytest.raises(yaml.YAMLError):
+            parsed_file(path, parse)

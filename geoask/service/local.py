@@ -66,6 +66,8 @@ class ServerState:
             reused by another program after a crash or reboot is never taken for it.
         prefect_pid: its ``prefect server start`` child (a process group of its own).
         prefect_started_at: that child's start, likewise.
+        worker_url: the warm question worker (:mod:`geoask.service.worker`), when it runs.
+        worker_token: the secret its requests carry (the file is mode 0600).
 
     """
 
@@ -78,6 +80,8 @@ class ServerState:
     started_at: float | None = None
     prefect_pid: int | None = None
     prefect_started_at: float | None = None
+    worker_url: str | None = None
+    worker_token: str | None = None
 
     @property
     def dashboard_url(self) -> str:
@@ -297,7 +301,8 @@ def ensure_server(settings: Settings, configured_url: str | None = None,
 
 
 @contextlib.contextmanager
-def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
+def prefect_api(settings: Settings, *, verbose: bool = False,
+                wait_for_artifacts: bool = True) -> Iterator[str]:
     """Run the block's flows against geoask's Prefect server (:func:`ensure_server`).
 
     Sets ``PREFECT_API_URL`` for this process (Prefect's settings context and the
@@ -305,8 +310,8 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
     console shows warnings only (the run logs keep everything). Flow runs started in the block
     are marked Crashed if SIGINT/SIGTERM stops geoask before they end
     (:func:`geoask.service.stops.crash_runs_on_stop`); their Prefect artifacts, posted in the
-    background, are flushed when the block ends (at most ``ARTIFACT_FLUSH_S``). Yields the
-    API URL.
+    background, are flushed when the block ends (at most ``ARTIFACT_FLUSH_S``; not with
+    ``wait_for_artifacts=False``, for a long-lived process). Yields the API URL.
 
     Raises:
         ServiceError, DatabaseError: see :func:`ensure_server`.
@@ -334,7 +339,8 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
         try:
             yield url
         finally:
-            artifact_publisher.flush(ARTIFACT_FLUSH_S)
+            if wait_for_artifacts:
+                artifact_publisher.flush(ARTIFACT_FLUSH_S)
 
 
 def _live_state(settings: Settings) -> ServerState | None:
