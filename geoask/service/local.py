@@ -317,6 +317,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
         ServiceError, DatabaseError: see :func:`ensure_server`.
 
     """
+    from prefect.context import SyncClientContext
     from prefect.settings import (
         PREFECT_API_URL,
         PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
@@ -334,8 +335,11 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     # No flow-run heartbeats: Prefect's heartbeat thread sleeps in whole seconds and every
     # flow run's end waits for it (0.5 s on average, half a warm question's wall time), and
     # nothing here acts on missed heartbeats (a stop marks this process's runs Crashed).
+    # One API client for the block's flow runs (Prefect makes one per run otherwise: a TLS
+    # context with the CA bundle loaded and a version check, ~0.1 s CPU each).
     updates = {PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
-    with temporary_settings(updates=updates), crash_runs_on_stop(url):
+    with (temporary_settings(updates=updates), SyncClientContext.get_or_create(),
+          crash_runs_on_stop(url)):
         try:
             yield url
         finally:

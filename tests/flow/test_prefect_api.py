@@ -71,3 +71,24 @@ def test_the_block_has_no_heartbeats_and_ends_with_the_artifacts_posted(
         keys = {artifact.key for artifact in client.read_artifacts(artifact_filter=ArtifactFilter(
             flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])))}
     assert keys == {f"note-{number}" for number in range(5)}
+
+
+def test_the_blocks_flow_runs_share_one_api_client(prefect_harness: None) -> None:
+    from prefect import flow
+    from prefect.context import SyncClientContext
+
+    from geoask.service.local import prefect_api
+    from geoask.settings import get_settings
+
+    clients: list[object] = []
+
+    @flow
+    def client_of_the_run() -> None:
+        clients.append(SyncClientContext.get().client)  # type: ignore[union-attr]
+
+    with prefect_api(get_settings()):
+        client_of_the_run()
+        client_of_the_run()
+    # Prefect makes a client per run otherwise: a TLS context with the CA bundle loaded and
+    # an API version check each
+    assert clients[0] is clients[1]
