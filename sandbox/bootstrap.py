@@ -152,13 +152,19 @@ def _prepare_matplotlib() -> None:
             shutil.copyfile(os.path.join(MPL_CACHE_SOURCE, name), os.path.join(target, name))
 
 
-def _error_report(error: BaseException) -> dict[str, object]:
+def error_report(error: BaseException, path: str = SCRIPT_PATH) -> dict[str, object]:
+    """Describe ``error`` for the host's classifier, keeping only frames of the code at ``path``.
+
+    Keys: ``exception_type``, ``exception_module``, ``exception_mro``, ``message``, ``frames``
+    (``{line, function, code}``, at most 10) and, by type, ``key``, ``module``, ``errno`` - the
+    input of :func:`sandbox.diagnosis.classify_report`.
+    """
     frames = [
         {"line": frame.lineno, "function": frame.name, "code": (frame.line or "")[:200]}
         for frame in traceback.extract_tb(error.__traceback__)
-        if frame.filename == SCRIPT_PATH
+        if frame.filename == path
     ]
-    if isinstance(error, SyntaxError) and error.filename == SCRIPT_PATH:
+    if isinstance(error, SyntaxError) and error.filename == path:
         frames.append({"line": error.lineno, "function": "<module>",
                        "code": (error.text or "").strip()[:200]})
     report: dict[str, object] = {
@@ -177,11 +183,12 @@ def _error_report(error: BaseException) -> dict[str, object]:
     return report
 
 
-def _print_user_traceback(error: BaseException) -> None:
+def _print_user_traceback(error: BaseException, path: str = SCRIPT_PATH) -> None:
     lines = ["Traceback (most recent call last, frames in your script):\n"]
     for frame in traceback.extract_tb(error.__traceback__):
-        if frame.filename == SCRIPT_PATH:
-            lines.append(f'  File "script.py", line {frame.lineno}, in {frame.name}\n')
+        if frame.filename == path:
+            lines.append(f'  File "{os.path.basename(path)}", line {frame.lineno}, in '
+                         f'{frame.name}\n')
             if frame.line:
                 lines.append(f"    {frame.line}\n")
     lines.extend(traceback.format_exception_only(type(error), error))
@@ -216,7 +223,7 @@ def main() -> int:
             os.unlink(REPORT_RESERVE_PATH)
         try:
             with open(ERROR_REPORT_PATH, "w", encoding="utf-8") as handle:
-                json.dump(_error_report(error), handle)
+                json.dump(error_report(error), handle)
         except OSError:
             pass
         return 1

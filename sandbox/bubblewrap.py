@@ -63,7 +63,13 @@ from sandbox.host import (
     wait,
 )
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
-from sandbox.models import OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
+from sandbox.models import (
+    OutcomeStatus,
+    SandboxLimits,
+    SandboxOutcome,
+    SandboxSession,
+    ScriptError,
+)
 from sandbox.protocol import ProtocolViolation, first_unencodable_name, parse_protocol
 from sandbox.runtime import pinned_requirements, read_stamp, requirements_hash
 
@@ -166,6 +172,10 @@ class BubblewrapSandbox:
             shutil.rmtree(run_dir, ignore_errors=True)
             with _UIDS_LOCK:
                 _UIDS_IN_USE.discard(uid)
+
+    def open_session(self, limits: SandboxLimits | None = None) -> SandboxSession:
+        """Start a persistent session; see :meth:`sandbox.models.Sandbox.open_session`."""
+        raise SandboxError("the bubblewrap session is being built (issue 19); use the fake")
 
     # -- steps -------------------------------------------------------------------------------
 
