@@ -322,10 +322,12 @@ class BubblewrapSession:
             return outcome
         bad_name = first_unencodable_name(scratch)
         if bad_name is not None:
-            return outcome.model_copy(update={"status": "protocol_error", "error": ScriptError(
-                kind="protocol", message=f"the scratch file name '{bad_name}' is not UTF-8 "
-                "text, so it cannot be listed or kept",
-                hint="Name output files with plain text (e.g. result.json).")})
+            _remove_unencodable(scratch)  # so that later cells can give results again
+            return outcome.model_copy(update={
+                "status": "protocol_error", "protocol": None, "error": ScriptError(
+                    kind="protocol", message=f"the scratch file name '{bad_name}' is not UTF-8 "
+                    "text, so it cannot be listed or kept; it was removed from /scratch",
+                    hint="Name output files with plain text (e.g. result.json).")})
         outcome.artifacts, outcome.artifacts_note = collect_artifacts(
             scratch, f"{self.sandbox.artifacts_url}/{self.session_id}/cell-{seq}",
             self._collected)
@@ -365,6 +367,21 @@ class BubblewrapSession:
             stderr=diagnosis.head_tail_excerpt(stderr, self.sandbox.stderr_chars),
             leftover_processes=self.leftover_processes, artifacts_note=FAILED_CELL_FILES_NOTE,
         )
+
+
+def _remove_unencodable(folder: Path) -> None:
+    """Delete every file or folder under ``folder`` whose name is not UTF-8 (links unfollowed)."""
+    for directory, subdirs, names in os.walk(os.fsencode(folder), followlinks=False):
+        for name in (*subdirs, *names):
+            try:
+                name.decode("utf-8")
+            except UnicodeDecodeError:
+                path = os.path.join(directory, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
 
 
 def _send(channel: socket.socket, message: dict[str, object]) -> None:
