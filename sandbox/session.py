@@ -31,6 +31,7 @@ import signal as signals
 import socket
 import struct
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from geoask.errors import SandboxError
 from sandbox import diagnosis
 from sandbox.artifacts import collect_artifacts
-from sandbox.cells import cell_outcome, stage_inputs
+from sandbox.cells import cell_outcome, ending_error, remove_unencodable_names, stage_inputs
 from sandbox.host import (
     count_uid_processes,
     escaped_text,
@@ -77,8 +78,9 @@ FAILED_CELL_FILES_NOTE = "files written to /scratch are collected only by a succ
 class BubblewrapSession:
     """A :class:`sandbox.models.SandboxSession` in bubblewrap (see the module docstring).
 
-    Not thread-safe: one caller runs cells one after another. Use it as a context manager
-    or call :meth:`close`; if the host process dies, bwrap's ``--die-with-parent`` ends it.
+    Cells run one at a time (a lock serialises callers). Use it as a context manager or call
+    :meth:`close`; a session nobody closes is ended by a timer at its wall clock, and if the
+    host process dies, bwrap's ``--die-with-parent`` ends it.
 
     Attributes:
         session_id: 16 hex digits; artifacts go to ``<artifacts_url>/<session_id>/cell-<n>/``.
@@ -109,6 +111,8 @@ class BubblewrapSession:
         self._peak_mib = 0.0
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
         bwrap, prlimit = sandbox.check_prerequisites()
         self.uid = sandbox.allocate_uid()
         self.run_dir = sandbox.work_dir / self.session_id
@@ -128,6 +132,10 @@ class BubblewrapSession:
         except BaseException:
             self._teardown("it failed to start")
             raise
+        # ends an idle session at its wall clock (a running cell's own deadline is never later)
+        self._timer = threading.Timer(max(0.0, self._deadline - time.monotonic()), self._expire)
+        self._timer.daemon = True
+        self._timer.start()
 
     @property
     def ended(self) -> str | None:
@@ -143,6 +151,12 @@ class BubblewrapSession:
             SandboxError: the session ended, or an input is missing or clashes.
 
         """
+        with self._lock:
+            return self._run_cell(code, inputs, timeout_s)
+
+    def _run_cell(
+        self, code: str, inputs: Sequence[Path], timeout_s: float | None
+    ) -> SandboxOutcome:
         if self._ended is not None:
             raise SandboxError(f"session ended: {self._ended}")
         for copy in stage_inputs(self.run_dir / "input", [Path(path) for path in inputs]):
@@ -174,7 +188,12 @@ class BubblewrapSession:
 
     def close(self) -> None:
         """End the session: the process and every process of its uid; idempotent."""
-        self._teardown("closed")
+        with self._lock:
+            self._teardown("closed")
+
+    def _expire(self) -> None:
+        with self._lock:
+            self._teardown(f"its wall clock of {self.limits.timeout_s:g} s ran out")
 
     def __enter__(self) -> BubblewrapSession:
         """Return the session."""
@@ -285,6 +304,8 @@ class BubblewrapSession:
         if self._torn_down:
             return
         self._torn_down = True
+        if self._timer is not None:
+            self._timer.cancel()
         try:
             self._stop(graceful=reason == "closed")
         finally:
@@ -322,7 +343,7 @@ class BubblewrapSession:
             return outcome
         bad_name = first_unencodable_name(scratch)
         if bad_name is not None:
-            _remove_unencodable(scratch)  # so that later cells can give results again
+            remove_unencodable_names(scratch)  # so that later cells can give results again
             return outcome.model_copy(update={
                 "status": "protocol_error", "protocol": None, "error": ScriptError(
                     kind="protocol", message=f"the scratch file name '{bad_name}' is not UTF-8 "
@@ -341,22 +362,9 @@ class BubblewrapSession:
         exit_code, signal_name, cpu = self._stop(graceful=False)
         stdout, stderr, _total = self._streams()
         cell_cpu = max(0.0, cpu - cpu_seen)
-        if reply == "cpu":
-            signal_name = "SIGXCPU"
-        error = diagnosis.classify_exit(
-            exit_code=exit_code, signal_name=signal_name, timed_out=reply == "timeout",
-            cpu_time_s=cell_cpu, limits=limits)
-        if isinstance(reply, dict) or reply == "broken":
-            error = ScriptError(kind="killed", message="The cell broke the session's channel "
-                                "to the host (a malformed or out-of-order reply).",
-                                hint="Do not read or write the session's file descriptors.")
-        elif reply == "exited" and signal_name is None:
-            error = ScriptError(kind="killed", message=f"The cell ended the session's process "
-                                f"(exit status {exit_code}).",
-                                hint="Do not call os._exit or close the process's files.")
-        elif reply == "timeout" and session_wall:
-            error = error.model_copy(update={"message": "The cell ran into the session's wall "
-                                             f"clock of {self.limits.timeout_s:g} s."})
+        error = ending_error(reply, exit_code=exit_code, signal_name=signal_name,
+                             cell_cpu_s=cell_cpu, cell_limits=limits,
+                             session_timeout_s=self.limits.timeout_s if session_wall else None)
         self._teardown(f"cell {seq} ended it: {error.message}")
         return SandboxOutcome(
             status=diagnosis.status_for(error.kind), error=error, exit_code=exit_code,
@@ -367,21 +375,6 @@ class BubblewrapSession:
             stderr=diagnosis.head_tail_excerpt(stderr, self.sandbox.stderr_chars),
             leftover_processes=self.leftover_processes, artifacts_note=FAILED_CELL_FILES_NOTE,
         )
-
-
-def _remove_unencodable(folder: Path) -> None:
-    """Delete every file or folder under ``folder`` whose name is not UTF-8 (links unfollowed)."""
-    for directory, subdirs, names in os.walk(os.fsencode(folder), followlinks=False):
-        for name in (*subdirs, *names):
-            try:
-                name.decode("utf-8")
-            except UnicodeDecodeError:
-                path = os.path.join(directory, name)
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    with contextlib.suppress(OSError):
-                        os.unlink(path)
 
 
 def _send(channel: socket.socket, message: dict[str, object]) -> None:

@@ -166,3 +166,20 @@ def test_each_result_cell_collects_only_new_or_changed_scratch_files(
     assert quiet.artifacts == []  # no result, nothing collected yet
     assert sorted(a.name for a in second.artifacts) == ["b.json", "c.json"]
     assert f"/{session.session_id}/cell-3/" in second.artifacts[0].uri
+
+
+@pytest.mark.sandbox
+def test_an_idle_session_is_ended_at_its_wall_clock(real_sandbox: BubblewrapSandbox) -> None:
+    import time
+
+    session = real_sandbox.open_session(SandboxLimits(timeout_s=1))
+    assert session.run_cell("x = 1").status == "success"
+    deadline = time.monotonic() + 10
+    while session.ended is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert session.ended == "its wall clock of 1 s ran out"
+    assert not uid_pids(session.uid) and not session.run_dir.exists()
+    with pytest.raises(SandboxError, match="session ended: its wall clock of 1 s ran out"):
+        session.run_cell("x")
+    session.close()
+    assert session.ended == "its wall clock of 1 s ran out"
