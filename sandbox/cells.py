@@ -6,6 +6,7 @@ Pure functions over files and texts; :mod:`sandbox.session` and :mod:`sandbox.fa
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import os
 import shutil
 from collections.abc import Sequence
@@ -37,12 +38,12 @@ def stage_inputs(folder: Path, inputs: Sequence[Path]) -> list[Path]:
             raise SandboxError(f"input file {path} does not exist or is not a file")
         target = folder / path.name
         if target.exists():
-            if target.read_bytes() != path.read_bytes():
+            if not filecmp.cmp(target, path, shallow=False):
                 raise SandboxError(
                     f"the session already has an input named {path.name!r} with other content; "
                     "rename the new file")
             continue
-        target.write_bytes(path.read_bytes())
+        shutil.copyfile(path, target)
         added.append(target)
     return added
 

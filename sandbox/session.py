@@ -173,7 +173,11 @@ class BubblewrapSession:
         seq = self.cells
         reply: dict[str, Any] | str
         try:
-            _send(self._channel_socket(), {"seq": seq, "code": code, "cpu_s": cpu})
+            channel = self._channel_socket()
+            channel.settimeout(wall)  # a process that stops reading cannot block the host
+            _send(channel, {"seq": seq, "code": code, "cpu_s": cpu})
+        except TimeoutError:
+            reply = "timeout"
         except OSError:
             reply = "exited"
         else:

@@ -183,3 +183,24 @@ def test_an_idle_session_is_ended_at_its_wall_clock(real_sandbox: BubblewrapSand
         session.run_cell("x")
     session.close()
     assert session.ended == "its wall clock of 1 s ran out"
+
+
+@pytest.mark.sandbox
+def test_a_cell_that_forges_a_reply_ends_the_session(real_sandbox: BubblewrapSandbox) -> None:
+    forge = (
+        "import os, stat, struct\n"
+        "for name in os.listdir('/proc/self/fd'):\n"
+        "    fd = int(name)\n"
+        "    try:\n"
+        "        if stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
+        "            os.write(fd, struct.pack('>I', 2) + b'[]')\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    with real_sandbox.open_session() as session:
+        outcome = session.run_cell(forge)
+        assert outcome.status == "killed" and outcome.error is not None
+        assert "broke the session's channel" in outcome.error.message
+        with pytest.raises(SandboxError, match="session ended: cell 1 ended it"):
+            session.run_cell("pass")
+    assert outcome.leftover_processes == 0 and not uid_pids(session.uid)
