@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import fsspec
 import pytest
 
 from geoask.errors import SandboxError
@@ -204,3 +205,21 @@ def test_a_cell_that_forges_a_reply_ends_the_session(real_sandbox: BubblewrapSan
         with pytest.raises(SandboxError, match="session ended: cell 1 ended it"):
             session.run_cell("pass")
     assert outcome.leftover_processes == 0 and not uid_pids(session.uid)
+
+
+@pytest.mark.sandbox
+def test_concurrent_sessions_are_isolated_from_each_other(real_sandbox: BubblewrapSandbox) -> None:
+    write = "import os\nopen('/scratch/mine.txt', 'w').write(name)\nprint(os.getuid())"
+    check = RESULT.format("{'name': name, 'seen': sorted(os.listdir('/scratch'))}")
+    with real_sandbox.open_session() as first, real_sandbox.open_session() as second:
+        assert first.uid != second.uid
+        first.run_cell("name = 'first'")
+        second.run_cell("name = 'second'")
+        assert first.run_cell(write).stdout.text == "1000\n"
+        second.run_cell(write)
+        one, two = first.run_cell(check), second.run_cell(check)
+    assert one.protocol is not None and two.protocol is not None
+    assert one.protocol.result == {"name": "first", "seen": ["mine.txt"]}
+    assert two.protocol.result == {"name": "second", "seen": ["mine.txt"]}
+    with fsspec.open(one.artifacts[0].uri, "r") as handle:
+        assert handle.read() == "first"
