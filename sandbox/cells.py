@@ -18,6 +18,18 @@ from sandbox.models import OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptE
 from sandbox.protocol import ProtocolViolation, parse_cell_protocol
 
 
+def check_cell_timeout(timeout_s: float | None) -> None:
+    """Refuse a cell wall clock that is not a positive finite number of seconds (None: default).
+
+    >>> check_cell_timeout(0)
+    Traceback (most recent call last):
+    geoask.errors.SandboxError: a cell's timeout_s must be a positive number of seconds, not 0
+    """
+    if timeout_s is not None and not (0 < timeout_s < float("inf")):
+        raise SandboxError(
+            f"a cell's timeout_s must be a positive number of seconds, not {timeout_s!r}")
+
+
 def stage_inputs(folder: Path, inputs: Sequence[Path]) -> list[Path]:
     """Copy ``inputs`` into ``folder`` (a session's ``/input``); return the new copies.
 

@@ -41,7 +41,13 @@ from typing import TYPE_CHECKING, Any
 from geoask.errors import SandboxError
 from sandbox import diagnosis
 from sandbox.artifacts import collect_artifacts
-from sandbox.cells import cell_outcome, ending_error, remove_unencodable_names, stage_inputs
+from sandbox.cells import (
+    cell_outcome,
+    check_cell_timeout,
+    ending_error,
+    remove_unencodable_names,
+    stage_inputs,
+)
 from sandbox.host import (
     count_uid_processes,
     escaped_text,
@@ -159,6 +165,7 @@ class BubblewrapSession:
     ) -> SandboxOutcome:
         if self._ended is not None:
             raise SandboxError(f"session ended: {self._ended}")
+        check_cell_timeout(timeout_s)
         for copy in stage_inputs(self.run_dir / "input", [Path(path) for path in inputs]):
             os.chown(copy, 0, self.uid)
             copy.chmod(0o640)

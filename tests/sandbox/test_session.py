@@ -86,6 +86,8 @@ def test_inputs_join_the_session_and_names_must_stay_unique(
             session.run_cell("pass", [clash])
         with pytest.raises(SandboxError, match="does not exist"):
             session.run_cell("pass", [tmp_path / "absent.json"])
+        with pytest.raises(SandboxError, match="timeout_s must be a positive number"):
+            session.run_cell("pass", timeout_s=-1)
         assert session.run_cell("print(a)").stdout.text == "1\n"  # still alive
 
 
