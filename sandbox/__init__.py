@@ -9,5 +9,5 @@
 - :mod:`sandbox.protocol`: the ``{status, summary, result}`` output protocol.
 - :mod:`sandbox.diagnosis`: classification of failures for the correction loop.
 - :mod:`sandbox.runtime`: the sandbox's own Python runtime (``geoask sandbox setup``).
-- ``sandbox/bootstrap.py``: runs inside the sandbox before the script (not imported).
+- ``sandbox/bootstrap.py``: runs inside the sandbox before the script or as the cell loop.
 """
