@@ -259,6 +259,24 @@ class Settings(BaseSettings):
     sandbox_uid_count: int = Field(
         default=60_000, ge=1, description="Size of the sandbox uid range."
     )
+    sandbox_session_timeout_s: float = Field(
+        default=900.0, gt=0,
+        description="Wall-clock limit of a persistent sandbox session, start to close (s).",
+    )
+    sandbox_session_cpu_s: int = Field(
+        default=300, ge=1,
+        description="CPU-time limit of a persistent sandbox session, all cells (s, RLIMIT_CPU).",
+    )
+    sandbox_cell_timeout_s: float = Field(
+        default=120.0, gt=0,
+        description="Wall-clock limit of one cell of a sandbox session (s); a cell past it "
+        "ends the session.",
+    )
+    sandbox_cell_cpu_s: int = Field(
+        default=60, ge=1,
+        description="CPU-time limit of one cell of a sandbox session (s); a cell past it ends "
+        "the session.",
+    )
     sandbox_stdout_tail_chars: int = Field(
         default=4000, ge=200, description="How much of the end of stdout an outcome keeps."
     )
