@@ -200,16 +200,20 @@ def user_error(error: Exception) -> GeoaskError | None:
 
 
 def _answer(run: QuestionServices, question: str) -> QuestionResult:
+    if run.config.design != "staged":  # the REACT and PLAN_EXECUTE baselines
+        from flows.baselines import answer_baseline
+
+        return answer_baseline(run, question)
     intent = classify_intent(run, question)
     publish_intent(run.store, intent)
     if isinstance(intent, IntentRejection):
-        return _finish(run, start(question, run.variant.value, run.limits), "rejected",
+        return finish(run, start(question, run.variant.value, run.limits), "rejected",
                        None, intent.message, [f"rejected as {intent.rejection_type.value}"])
     subset = retrieve_schema(run, question, intent)
     state = start(question, run.variant.value, run.limits)
     while state.terminated is None:
         if state.plan is None:
-            state = _plan(run, state, intent, subset)
+            state = plan_or_replan(run, state, intent, subset)
             continue
         step_id = next_pending_step(state)
         if step_id is None:
@@ -218,16 +222,17 @@ def _answer(run: QuestionServices, question: str) -> QuestionResult:
             decision = decide_after_review(state, review)
             state = apply_decision(state, decision)
             if decision.target == ANSWER:
-                return _answer_from(run, state, evidence)
+                return answer_from(run, state, evidence)
             continue
         state = step_started(state, step_id)
-        result = _run_step(run, state, step_id, intent, subset.table_names)
+        result = run_step(run, state, step_id, intent, subset.table_names)
         state = _after_step(run, state, step_id, result)
-    return _finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
+    return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
 
 
-def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
-          subset: SchemaSubset) -> ExecutionState:
+def plan_or_replan(run: QuestionServices, state: ExecutionState, intent: Intent,
+                   subset: SchemaSubset) -> ExecutionState:
+    """``state`` under a new plan (planner or one-SQL-step plan), or after a refused plan."""
     if run.config.use_planner:
         output = make_plan(run, state.question, intent, subset, state.plan_failures)
     else:
@@ -243,8 +248,9 @@ def _plan(run: QuestionServices, state: ExecutionState, intent: Intent,
     return state
 
 
-def _run_step(run: QuestionServices, state: ExecutionState, step_id: str,
-              intent: Intent, schema_tables: list[str]) -> StepResult:
+def run_step(run: QuestionServices, state: ExecutionState, step_id: str,
+             intent: Intent, schema_tables: list[str]) -> StepResult:
+    """Run one attempt of the SQL or Python step ``step_id`` (its task)."""
     if state.steps[step_id].kind is StepKind.SQL:
         return run_sql_step(run, step_id, state, schema_tables)
     return run_python_step(run, step_id, state, intent, schema_tables)
@@ -254,7 +260,7 @@ def _after_step(run: QuestionServices, state: ExecutionState, step_id: str,
                 result: StepResult) -> ExecutionState:
     decision: Decision
     if result.ok:
-        _register(run, state, step_id, result)
+        register_step(run, state, step_id, result)
         state = step_succeeded(state, step_id, result.artifacts, result.summary)
         if result.needs_python and run.config.python_steps == "on_request":
             assert state.plan is not None
@@ -267,8 +273,8 @@ def _after_step(run: QuestionServices, state: ExecutionState, step_id: str,
     return apply_decision(state, decision)
 
 
-def _register(run: QuestionServices, state: ExecutionState, step_id: str,
-              result: StepResult) -> None:
+def register_step(run: QuestionServices, state: ExecutionState, step_id: str,
+                  result: StepResult) -> None:
     """Add a successful step's artifacts to the run's typed registry (units from the catalog)."""
     assert state.plan is not None
     tables = next((s.tables for s in state.plan.steps if s.id == step_id), [])
@@ -284,26 +290,34 @@ def _extend(state: ExecutionState, plan: Plan) -> ExecutionState:
     return extended.model_copy(update={"steps": steps, "plan_number": state.plan_number})
 
 
-def _answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> QuestionResult:
+def answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> QuestionResult:
+    """Write the final answer from ``evidence`` (maps drawn), or fail when none can be written."""
     output = write_answer(run, state, evidence)
     if isinstance(output, AnswerRefusal):
         state = apply_decision(state, Decision(transition=Transition.TERMINATE,
                                                reason=f"no answer could be written: "
                                                       f"{output.reason}"))
-        return _finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
+        return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
     maps = publish_answer_maps(run.store, [step.artifacts for step in state.steps.values()],
                                output, state.question)
-    return _finish(run, state, "answered", output, output.summary, evidence_trail(state),
+    return finish(run, state, "answered", output, output.summary, evidence_trail(state),
                    [maps.png, maps.html] if maps else [])
 
 
-def _finish(run: QuestionServices, state: ExecutionState, status: Outcome,
-            answer: FinalAnswer | None, message: str, trail: list[str],
-            maps: list[str] | None = None) -> QuestionResult:
+def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
+           answer: FinalAnswer | None, message: str, trail: list[str],
+           maps: list[str] | None = None, *, retries: int | None = None,
+           used_sandbox: bool | None = None) -> QuestionResult:
+    """End the run: fill the execution log, publish the run and return its result.
+
+    The transitions, recovery count and route come from ``state``; the REACT baseline, which
+    has no plan, gives its ``retries`` (failed tool calls) and ``used_sandbox`` instead.
+    """
     log = run.recorder.log
     log.transitions = [t.value for t in state.transitions]
-    log.guardrail_retries = recovery_count(state)
-    log.route = route(state)
+    log.guardrail_retries = recovery_count(state) if retries is None else retries
+    log.route = (route(state) if used_sandbox is None
+                 else "sql_then_python" if used_sandbox else "sql_only")
     log.outcome = status
     log.final_answer = (answer.model_dump(mode="json") if answer
                         else {"status": status, "message": message})

@@ -313,6 +313,10 @@ class Settings(BaseSettings):
     model_answer: str | None = Field(
         default=None, description="Model of the answer agent (overrides GEOASK_MODEL)."
     )
+    model_react: str | None = Field(
+        default=None,
+        description="Model of the ReAct agent of the REACT variant (overrides GEOASK_MODEL).",
+    )
     model_catalog: str | None = Field(
         default=None,
         description="Model of the catalog agent of `geoask catalog draft --describe` "
@@ -368,12 +372,15 @@ class Settings(BaseSettings):
         description="Longest question accepted (characters); a longer one is refused in one "
         "line before any agent call (every agent would be sent it).",
     )
-    variant: Literal["FULL", "POSTGIS", "NO_STCA", "NO_PLANNER", "BASE"] = Field(
+    variant: Literal["FULL", "POSTGIS", "NO_STCA", "NO_PLANNER", "BASE", "REACT",
+                     "PLAN_EXECUTE"] = Field(
         default="FULL",
         description=(
             "Pipeline variant: FULL (spatial computation in Python, not SQL), POSTGIS (spatial "
             "SQL allowed), NO_STCA (no Python steps; spatial SQL allowed), NO_PLANNER (one SQL "
-            "step, then Python only if the SQL agent asks), BASE (plain relational SQL only)."
+            "step, then Python only if the SQL agent asks), BASE (plain relational SQL only); the "
+            "baselines REACT (one tool-using agent over a persistent sandbox session) and "
+            "PLAN_EXECUTE (plan once, execute, replan on failure; no reviewer)."
         ),
     )
     flow_max_step_attempts: int = Field(
@@ -390,6 +397,11 @@ class Settings(BaseSettings):
     flow_max_step_runs: int = Field(
         default=12, ge=1,
         description="Total step executions (SQL and Python, all attempts) per question.",
+    )
+    react_max_steps: int = Field(
+        default=24, ge=2, le=200,
+        description="Step budget of the REACT variant's agent: model requests per question "
+        "(each a tool call or the final answer); past it the run fails honestly.",
     )
     flow_evidence_rows: int = Field(
         default=50, ge=1,
