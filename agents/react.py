@@ -137,8 +137,7 @@ def run_cell(ctx: RunContext[ReactDeps], code: str, inputs: list[str] | None = N
     """Run Python in the session; inputs: names of SQL results the cell reads."""
     errors = cell_errors(code)
     if errors:
-        return ctx.deps.toolbox.reject("run_cell", "package_rule", "; ".join(errors),
-                                       trace_as="sandbox")
+        return ctx.deps.toolbox.reject("run_cell", "package_rule", "; ".join(errors))
     return ctx.deps.toolbox.run_cell(code, inputs or [])
 
 

@@ -10,13 +10,13 @@
   execution-state manager decides (no revise, repair or review), no reviewer looks at the
   evidence.
 
-Both end through :func:`flows.answer_question.finish`, so their logs, artifacts and results
+Both end through :func:`flows.stages.finish`, so their logs, artifacts and results
 are those of any question run.
 """
 
 from __future__ import annotations
 
-from flows.answer_question import (
+from flows.stages import (
     QuestionResult,
     answer_from,
     finish,
@@ -57,12 +57,13 @@ def answer_react(run: QuestionServices, question: str) -> QuestionResult:
     outcome = run_react(run, question)
     trail = [f"react: {outcome.tool_calls} tool call(s), {outcome.failed_calls} failed"
              + ("; cells ran in the sandbox session" if outcome.used_sandbox else "")]
-    facts = {"retries": outcome.failed_calls, "used_sandbox": outcome.used_sandbox}
+    retries, used = outcome.failed_calls, outcome.used_sandbox
     if isinstance(outcome.output, AnswerRefusal):
         message = f"geoask could not answer this question: {outcome.output.reason}"
-        return finish(run, state, "failed", None, message, trail, **facts)
+        return finish(run, state, "failed", None, message, trail, retries=retries,
+                      used_sandbox=used)
     return finish(run, state, "answered", outcome.output, outcome.output.summary, trail,
-                  **facts)
+                  retries=retries, used_sandbox=used)
 
 
 def answer_plan_execute(run: QuestionServices, question: str) -> QuestionResult:

@@ -42,6 +42,8 @@ STAGE = "react"
 """The execution-log stage of every tool use of a REACT run."""
 INSPECT_FIRST = ("inspect the schema first: call inspect_schema with the tables you will query "
                  "(the schema-inspection-first rule), then run the query again")
+TRACE_NAMES = {"inspect_schema": "inspect", "run_sql": "guard", "run_cell": "sandbox"}
+"""Each tool's name in the execution log's tool trace (a refused query counts as the guard's)."""
 BUDGET_USED = ("the step budget is used up; give the final answer now from the results you "
                "have (FinalAnswer), or AnswerRefusal saying what is missing")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -158,7 +160,7 @@ class ReactToolbox:
         known = {table.name: table for table in self.catalog.tables}
         wanted = [name.split(".")[-1].strip().strip('"') for name in tables]
         if not wanted:
-            self.recorder.tool(STAGE, "inspect", "ok", "catalog")
+            self.recorder.tool(STAGE, TRACE_NAMES["inspect_schema"], "ok", "catalog")
             return "Tables:\n" + "\n".join(f"{t.name}: {t.title}" for t in self.catalog.tables)
         unknown = [name for name in wanted if name not in known]
         if unknown:
@@ -168,7 +170,7 @@ class ReactToolbox:
         begin = time.perf_counter()
         subset = self.schema.retrieve(self.question, within=wanted, geometry=True)
         self.inspected = list(dict.fromkeys([*self.inspected, *wanted]))
-        self.recorder.tool(STAGE, "inspect", "ok", ", ".join(wanted),
+        self.recorder.tool(STAGE, TRACE_NAMES["inspect_schema"], "ok", ", ".join(wanted),
                            (time.perf_counter() - begin) * 1000)
         return subset.prompt_text
 
@@ -219,7 +221,7 @@ class ReactToolbox:
         ``inputs``: names of SQL results the cell reads (made readable under ``/input``).
         """
         if self._over_budget():
-            return self.reject("run_cell", "step_budget", BUDGET_USED, trace_as="sandbox")
+            return self.reject("run_cell", "step_budget", BUDGET_USED)
         unknown = [name for name in inputs if name not in self.results]
         if unknown:
             known = ", ".join(self.results) or "none yet"
@@ -231,7 +233,7 @@ class ReactToolbox:
         try:
             outcome = self.session.run_cell(code, paths)
         except SandboxError as error:
-            return self.reject("run_cell", "session", str(error), trace_as="sandbox")
+            return self.reject("run_cell", "session", str(error))
         elapsed = (time.perf_counter() - begin) * 1000
         self.store.write_text(f"{STAGE}/cell-{self.cells}.py", code)
         detail = outcome.failure_detail()
@@ -250,17 +252,18 @@ class ReactToolbox:
 
     # -- bookkeeping -------------------------------------------------------------------------
 
-    def reject(self, tool: str, error_class: str, message: str, *, traced: bool = False,
-               trace_as: str | None = None) -> str:
-        """Remember a failed call and return its error text for the model.
+    def reject(self, tool: str, error_class: str, message: str, *,
+               traced: bool = False) -> str:
+        """Remember a failed call of ``tool`` and return its error text for the model.
 
-        The call is added to the execution log's tool trace (as ``trace_as`` or ``tool``,
-        status ``rejected``) unless the tool already traced it (``traced``).
+        The call is added to the execution log's tool trace under the tool's trace name
+        (:data:`TRACE_NAMES`, status ``rejected``) unless the tool already traced it
+        (``traced``).
         """
         self.failures += 1
         self.memory.add(tool, error_class, message)
         if not traced:
-            self.recorder.tool(STAGE, trace_as or tool, "rejected", f"{error_class}: {message}")
+            self.recorder.tool(STAGE, TRACE_NAMES[tool], "rejected", f"{error_class}: {message}")
         return f"ERROR ({error_class}): {message}"
 
     @property

@@ -472,7 +472,8 @@ class Settings(BaseSettings):
     )
     bench_bootstrap_samples: int = Field(
         default=2000, ge=100,
-        description="Bootstrap resamples of the 95% interval of SSA over repeated runs (seed 0).",
+        description="Bootstrap resamples of the 95% intervals of SSA, FEPSR and routing "
+        "accuracy over cases (percentile bootstrap, seed 0).",
     )
 
     # Prefect server and deployments (geoask/service/, issue #8).

@@ -233,7 +233,7 @@ def bench(
                     "sandbox or Prefect API): fix it and run the same command again to redo "
                     "just those", fg=typer.colors.YELLOW)
     typer.echo(f"report: {folder}/report.md, report.json, report.csv, scores.csv, "
-               "ssa_by_difficulty.png")
+               "ssa_by_difficulty.png, variants.png")
     typer.echo(f"runs:   {folder}/runs/ (one JSON per question: answer, evidence, execution "
                "log, artifact folder); Prefect UI: flow run-benchmark and its answer-question "
                "subflow runs (artifacts benchmark-report, benchmark-summary)")
