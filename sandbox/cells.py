@@ -5,13 +5,29 @@ Pure functions over files and texts; :mod:`sandbox.session` and :mod:`sandbox.fa
 
 from __future__ import annotations
 
+import contextlib
+import filecmp
+import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from geoask.errors import SandboxError
 from sandbox import diagnosis
-from sandbox.models import OutcomeStatus, SandboxOutcome, ScriptError
+from sandbox.models import OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
 from sandbox.protocol import ProtocolViolation, parse_cell_protocol
+
+
+def check_cell_timeout(timeout_s: float | None) -> None:
+    """Refuse a cell wall clock that is not a positive finite number of seconds (None: default).
+
+    >>> check_cell_timeout(0)
+    Traceback (most recent call last):
+    geoask.errors.SandboxError: a cell's timeout_s must be a positive number of seconds, not 0
+    """
+    if timeout_s is not None and not (0 < timeout_s < float("inf")):
+        raise SandboxError(
+            f"a cell's timeout_s must be a positive number of seconds, not {timeout_s!r}")
 
 
 def stage_inputs(folder: Path, inputs: Sequence[Path]) -> list[Path]:
@@ -34,12 +50,12 @@ def stage_inputs(folder: Path, inputs: Sequence[Path]) -> list[Path]:
             raise SandboxError(f"input file {path} does not exist or is not a file")
         target = folder / path.name
         if target.exists():
-            if target.read_bytes() != path.read_bytes():
+            if not filecmp.cmp(target, path, shallow=False):
                 raise SandboxError(
                     f"the session already has an input named {path.name!r} with other content; "
                     "rename the new file")
             continue
-        target.write_bytes(path.read_bytes())
+        shutil.copyfile(path, target)
         added.append(target)
     return added
 
@@ -86,3 +102,60 @@ def cell_outcome(
                                   **base)  # type: ignore[arg-type]
     return SandboxOutcome(status=diagnosis.status_for(error.kind), error=error,
                           **base)  # type: ignore[arg-type]
+
+
+def ending_error(
+    reply: object, *, exit_code: int | None, signal_name: str | None, cell_cpu_s: float,
+    cell_limits: SandboxLimits, session_timeout_s: float | None,
+) -> ScriptError:
+    """Classify a cell that ended its session (no proper reply came back).
+
+    Args:
+        reply: why no reply came: ``"timeout"`` (wall clock), ``"cpu"`` (the host saw the CPU
+            budget exceeded), ``"exited"`` (the process ended), ``"broken"`` or an
+            out-of-order reply (the channel was tampered with).
+        exit_code: the process's exit status, None when a signal ended it.
+        signal_name: the signal that ended it, e.g. ``SIGSEGV``.
+        cell_cpu_s: CPU seconds the cell used.
+        cell_limits: the script limits with the cell's wall clock and CPU budget.
+        session_timeout_s: the session's wall clock (s) when that, not the cell's own, expired.
+
+    >>> ending_error("cpu", exit_code=None, signal_name="SIGKILL", cell_cpu_s=3.0,
+    ...              cell_limits=SandboxLimits(cpu_s=2), session_timeout_s=None).kind
+    'cpu_limit'
+
+    """
+    if reply not in ("timeout", "cpu", "exited"):
+        return ScriptError(kind="killed", message="The cell broke the session's channel to the "
+                           "host (a malformed or out-of-order reply).",
+                           hint="Do not read or write the session's file descriptors.")
+    if reply == "exited" and signal_name is None:
+        return ScriptError(kind="killed", message="The cell ended the session's process "
+                           f"(exit status {exit_code}).",
+                           hint="Do not call os._exit or close the process's files.")
+    error = diagnosis.classify_exit(
+        exit_code=exit_code, signal_name="SIGXCPU" if reply == "cpu" else signal_name,
+        timed_out=reply == "timeout", cpu_time_s=cell_cpu_s, limits=cell_limits)
+    if reply == "timeout" and session_timeout_s is not None:
+        return error.model_copy(update={"message": "The cell ran into the session's wall "
+                                        f"clock of {session_timeout_s:g} s."})
+    return error
+
+
+def remove_unencodable_names(folder: Path) -> None:
+    """Delete every file or folder under ``folder`` whose name is not UTF-8 (links unfollowed).
+
+    A session's ``/scratch`` keeps its files between cells; such a name would make every later
+    result-giving cell a protocol error.
+    """
+    for directory, subdirs, names in os.walk(os.fsencode(folder), followlinks=False):
+        for name in (*subdirs, *names):
+            try:
+                name.decode("utf-8")
+            except UnicodeDecodeError:
+                path = os.path.join(directory, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from geoask.errors import SandboxError
 from sandbox.bootstrap import error_report
-from sandbox.cells import cell_outcome, stage_inputs
+from sandbox.cells import cell_outcome, check_cell_timeout, stage_inputs
 from sandbox.models import ProtocolResult, SandboxLimits, SandboxOutcome, TextExcerpt
 
 #: File name the fake compiles cells under (tracebacks keep only its frames).
@@ -132,6 +132,7 @@ class FakeSession:
         """
         if self._ended is not None:
             raise SandboxError(f"session ended: {self._ended}")
+        check_cell_timeout(timeout_s)
         paths = tuple(Path(path) for path in inputs)
         self.sandbox.cell_calls.append(FakeCellCall(self.index, code, paths, timeout_s))
         stage_inputs(self.input_dir, paths)

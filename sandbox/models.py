@@ -162,8 +162,9 @@ class SandboxOutcome(BaseModel):
         ``sandbox status <status>`` when there is none - the text the compute agent's retry,
         the benchmark's verdict and ``geoask sandbox run`` all show.
 
-        >>> SandboxOutcome(status="timeout", error=ScriptError(kind="timeout", message="wall "
-        ...     "clock 10 s exceeded", hint="do less work")).failure_detail()
+        >>> SandboxOutcome.model_construct(status="timeout", protocol=None, error=ScriptError(
+        ...     kind="timeout", message="wall clock 10 s exceeded", hint="do less work")
+        ... ).failure_detail()
         'timeout: wall clock 10 s exceeded; hint: do less work'
         """
         if self.ok and self.protocol is not None:

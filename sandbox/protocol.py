@@ -3,7 +3,7 @@ r"""The output protocol: a script's last output is one JSON object ``{status, su
 :func:`parse_protocol` finds that object at the end of stdout and checks it; a violation raises
 :class:`ProtocolViolation` whose message tells the model exactly what to change.
 
->>> parse_protocol('noise\\n{"status": "success", "summary": "3 parks", "result": {"n": 3}}\\n')
+>>> parse_protocol('noise\n{"status": "success", "summary": "3 parks", "result": {"n": 3}}\n')
 ProtocolResult(status='success', summary='3 parks', result={'n': 3})
 """
 
