@@ -114,3 +114,13 @@ def test_plan_execute_replans_after_a_failed_step(make_services) -> None:
     assert result.status == "answered" and score_case(WRONG_COLUMN, result.answer, log).ssa
     assert "replan" in log.transitions and "revise" not in log.transitions
     assert [call.role for call in log.model_calls].count("planner") == 2
+
+
+def test_react_runs_its_cells_in_the_real_sandbox_session(make_services) -> None:
+    services = make_services(reference_model([WITH_PYTHON]), variant=Variant.REACT)
+    result = answer_question(WITH_PYTHON.question, services=services)
+    log = services.recorder.log
+    assert result.status == "answered", result.message
+    assert score_case(WITH_PYTHON, result.answer, log).ssa
+    cells = [e for e in log.tool_trace if e.tool == "sandbox"]
+    assert len(cells) == 1 and cells[0].status == "ok"
