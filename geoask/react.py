@@ -248,7 +248,7 @@ class ReactToolbox:
                                                 outcome.protocol.result))
         self.recorder.tool(STAGE, "sandbox", "ok", "no result object", elapsed)
         printed = outcome.stdout.text[-_STDOUT_CHARS:] or "(no output)"
-        return f"cell ran (no result object); output:\n{printed}"
+        return self._output(f"cell ran (no result object); output:\n{printed}")
 
     # -- bookkeeping -------------------------------------------------------------------------
 

@@ -168,7 +168,8 @@ def bench(
         "first-attempt faults), or a model string for every agent (see geoask ask --help)."),
     variant: str = typer.Option(
         "FULL", "--variant", "-v",
-        help="FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, a comma-separated list, or all."),
+        help="FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, REACT, PLAN_EXECUTE, a "
+        "comma-separated list, or all (the seven)."),
     tasks_file: Path | None = TASKS_FILE_OPTION,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N cases."),
     repeat: int = typer.Option(

@@ -88,6 +88,8 @@ def test_cells_run_in_one_session_and_unknown_inputs_are_refused(tmp_path) -> No
     assert failed.startswith("ERROR (missing_field)") and "Fix:" in failed
     assert len(sandbox.cell_calls) == 3 and tools.used_sandbox
     assert [e.error_class for e in tools.memory.entries] == ["unknown_input", "missing_field"]
+    assert tools.evidence.startswith("cell ran (no result object)")  # prints are evidence too
+    assert tools.evidence.endswith('result (JSON): {"n": 42}')
 
 
 def test_the_step_budget_refuses_calls_past_it(tmp_path) -> None:
