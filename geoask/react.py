@@ -96,10 +96,9 @@ class ErrorMemory:
 
 @dataclass(frozen=True)
 class SqlResult:
-    """A named result of :meth:`ReactToolbox.run_sql`: its exported file and fields."""
+    """A named result of :meth:`ReactToolbox.run_sql`: its exported file, fields and rows."""
 
     name: str
-    url: str
     local_path: Path
     fields: tuple[str, ...]
     rows: int
@@ -205,8 +204,7 @@ class ReactToolbox:
         fields = [c["name"] for c in preview.columns if c["name"] != preview.geometry_column]
         if preview.geometry_column:
             fields.append("geometry")
-        self.results[name] = SqlResult(name, exported.data_path,
-                                       self.store.local_path(exported.data_path),
+        self.results[name] = SqlResult(name, self.store.local_path(exported.data_path),
                                        tuple(fields), preview.row_count)
         records = records_from_artifact(self.store.read_text(exported.data_path),
                                         exported.format)
@@ -224,7 +222,8 @@ class ReactToolbox:
             return self.reject("run_cell", "step_budget", BUDGET_USED)
         unknown = [name for name in inputs if name not in self.results]
         if unknown:
-            known = ", ".join(self.results) or "none yet"
+            known = "; ".join(f"{r.name} ({r.rows} rows: {', '.join(r.fields)})"
+                              for r in self.results.values()) or "none yet"
             return self.reject("run_cell", "unknown_input",
                                f"no SQL result named {', '.join(unknown)} (results: {known})")
         paths = [self.results[name].local_path for name in inputs]

@@ -124,3 +124,34 @@ def test_react_runs_its_cells_in_the_real_sandbox_session(make_services) -> None
     assert score_case(WITH_PYTHON, result.answer, log).ssa
     cells = [e for e in log.tool_trace if e.tool == "sandbox"]
     assert len(cells) == 1 and cells[0].status == "ok"
+
+
+def test_react_sql_tool_goes_through_the_guard_executor_and_export(
+        database, schema_retriever, catalog, flow_settings, tmp_path) -> None:
+    from geoask.execution_log import ExecutionRecorder
+    from geoask.react import ReactToolbox
+    from geoask.run_artifacts import RunArtifacts
+    from geoask.sql.context import GuardContext, SpatialPolicy
+
+    table = "airports"
+    tools = ReactToolbox(
+        question="q", catalog=catalog, schema=schema_retriever,
+        sql_runner=PostgresSqlRunner(database.reader_url),
+        guard=GuardContext.from_settings(flow_settings, policy=SpatialPolicy.SEPARATED,
+                                         catalog=catalog),
+        session=FakeSandbox().open_session(), store=RunArtifacts(str(tmp_path), "run"),
+        recorder=ExecutionRecorder("run", "q", "REACT"))
+    tools.inspect([table])
+    ok = tools.run_sql("n_airports", f"SELECT count(*) AS n FROM {table}")
+    assert ok.startswith("artifact n_airports: 1 rows\nrecords (JSON): [{\"n\": ")
+    assert "/input/n_airports.json" in ok
+    assert "name_taken" in tools.run_sql("n_airports", f"SELECT 1 AS n FROM {table}")
+    spatial = tools.run_sql("far", f"SELECT ST_Area(geom) FROM {table}")
+    assert spatial.startswith("ERROR (guard:")
+    wrong = tools.run_sql("bad", f"SELECT no_such_column FROM {table}")
+    assert wrong.startswith("ERROR (database:undefined_column)")
+    classes = [e.error_class for e in tools.memory.entries]
+    assert classes[0] == "name_taken" and classes[2] == "database:undefined_column"
+    trace = [(e.tool, e.status) for e in tools.recorder.log.tool_trace]
+    assert ("executor", "ok") in trace and ("export", "ok") in trace
+    assert ("guard", "rejected") in trace
