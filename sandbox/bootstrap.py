@@ -1,7 +1,8 @@
 """Runs inside the sandbox before the generated script: seccomp filter, then the script.
 
-Not imported by geoask. Bubblewrap mounts this file read-only at ``/job/bootstrap.py`` and the
-sandbox runtime runs ``/runtime/bin/python -I /job/bootstrap.py``. Standard library only.
+Bubblewrap mounts this file read-only at ``/job/bootstrap.py`` and the sandbox runtime runs
+``/runtime/bin/python -I /job/bootstrap.py``. Standard library only; geoask itself imports it
+only for :func:`error_report` (the fake session classifies errors like the real one).
 
 Order matters: (0) write ``/meta/started`` so the host can tell a failed bwrap setup from a
 failed script; (1) copy matplotlib's prebuilt font cache into the private MPLCONFIGDIR;

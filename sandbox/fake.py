@@ -102,8 +102,9 @@ class FakeSession:
     ``/input/`` in a cell is rewritten to the fake's own staging folder, where inputs are
     copied. Only for test code a test wrote: model output runs in the real sandbox only.
     Errors are classified as the real session classifies them; a cell outcome with status
-    ``timeout`` or ``killed`` (scripted through ``respond_cell``) ends the session as the real
-    one would. Wall/CPU/memory bounds are not enforced.
+    ``timeout`` or ``killed`` or with a ``signal`` (a CPU limit: ``SIGXCPU``), scripted through
+    ``respond_cell``, ends the session as the real one would. Wall/CPU/memory bounds are not
+    enforced.
     """
 
     def __init__(self, sandbox: FakeSandbox, index: int, limits: SandboxLimits | None) -> None:
@@ -141,7 +142,7 @@ class FakeSession:
             outcome = self.sandbox.respond_cell(code)
         else:
             outcome = self._execute(code.replace("/input/", f"{self.input_dir}/"))
-        if outcome.status in ("timeout", "killed"):
+        if outcome.status in ("timeout", "killed") or outcome.signal is not None:
             self._ended = f"cell {self.cells} ended the session: {outcome.failure_detail()}"
             self._staging.cleanup()
         return outcome

@@ -84,6 +84,11 @@ def test_a_closed_or_ended_session_refuses_cells() -> None:
         assert session.ended is not None and "ran too long" in session.ended
         with pytest.raises(SandboxError, match="session ended: cell 1"):
             session.run_cell("pass")
+    cpu = FakeSandbox(respond_cell=lambda code: timeout(code).model_copy(update={
+        "status": "limit_exceeded", "signal": "SIGXCPU"}))
+    with cpu.open_session() as session:
+        assert session.run_cell("while True: pass").status == "limit_exceeded"
+        assert session.ended is not None
     ok = FakeSandbox(respond_cell=lambda _code: success_outcome({"n": 1}))
     with ok.open_session() as session:
         assert session.run_cell("anything").protocol.result == {"n": 1}

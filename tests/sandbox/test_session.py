@@ -128,9 +128,10 @@ def test_a_cell_past_its_cpu_budget_ends_the_session(sandbox_settings: Settings)
     with sandbox.open_session() as session:
         assert session.run_cell("import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)"
                                 ).status == "success"
-        outcome = session.run_cell("while True:\n    pass", timeout_s=20)
+        # the wall clock is far away even on a loaded machine: only the CPU watch can stop it
+        outcome = session.run_cell("while True:\n    pass", timeout_s=120)
         assert outcome.status == "limit_exceeded" and outcome.error is not None
-        assert outcome.error.kind == "cpu_limit" and outcome.wall_time_s < 10
+        assert outcome.error.kind == "cpu_limit" and outcome.cpu_time_s >= 1
         assert session.ended is not None and "CPU" in session.ended
         with pytest.raises(SandboxError, match="session ended: cell 2 ended it"):
             session.run_cell("pass")
@@ -139,10 +140,10 @@ def test_a_cell_past_its_cpu_budget_ends_the_session(sandbox_settings: Settings)
 
 @pytest.mark.sandbox
 def test_the_session_wall_clock_bounds_every_cell(real_sandbox: BubblewrapSandbox) -> None:
-    with real_sandbox.open_session(SandboxLimits(timeout_s=2)) as session:
+    with real_sandbox.open_session(SandboxLimits(timeout_s=3)) as session:
         outcome = session.run_cell("import time\ntime.sleep(30)", timeout_s=60)
     assert outcome.status == "timeout" and outcome.error is not None
-    assert "session's wall clock of 2 s" in outcome.error.message
+    assert "session's wall clock of 3 s" in outcome.error.message
     assert outcome.wall_time_s < 10 and outcome.leftover_processes == 0
 
 
@@ -175,17 +176,17 @@ def test_each_result_cell_collects_only_new_or_changed_scratch_files(
 def test_an_idle_session_is_ended_at_its_wall_clock(real_sandbox: BubblewrapSandbox) -> None:
     import time
 
-    session = real_sandbox.open_session(SandboxLimits(timeout_s=1))
+    session = real_sandbox.open_session(SandboxLimits(timeout_s=4))
     assert session.run_cell("x = 1").status == "success"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
     while session.ended is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert session.ended == "its wall clock of 1 s ran out"
+    assert session.ended == "its wall clock of 4 s ran out"
     assert not uid_pids(session.uid) and not session.run_dir.exists()
-    with pytest.raises(SandboxError, match="session ended: its wall clock of 1 s ran out"):
+    with pytest.raises(SandboxError, match="session ended: its wall clock of 4 s ran out"):
         session.run_cell("x")
     session.close()
-    assert session.ended == "its wall clock of 1 s ran out"
+    assert session.ended == "its wall clock of 4 s ran out"
 
 
 @pytest.mark.sandbox
