@@ -400,8 +400,9 @@ class Settings(BaseSettings):
     )
     react_max_steps: int = Field(
         default=24, ge=2, le=200,
-        description="Step budget of the REACT variant's agent: model requests per question "
-        "(each a tool call or the final answer); past it the run fails honestly.",
+        description="Step budget of the REACT variant's agent: tool calls plus the final answer "
+        "per question; a tool call past it is not run (the agent is told to answer now), and "
+        "an agent still without an answer after its output retries fails the run.",
     )
     flow_evidence_rows: int = Field(
         default=50, ge=1,
