@@ -310,8 +310,7 @@ class BubblewrapSession:
         return (None if signal_name else exit_code), signal_name, cpu
 
     def _teardown(self, reason: str) -> None:
-        if self._ended is None:
-            self._ended = reason
+        """Kill, clean up, then publish ``reason`` (``ended`` is set once nothing runs)."""
         if self._torn_down:
             return
         self._torn_down = True
@@ -324,6 +323,8 @@ class BubblewrapSession:
             unmount(self.run_dir / "rw")
             shutil.rmtree(self.run_dir, ignore_errors=True)
             release_uid(self.uid)
+            if self._ended is None:
+                self._ended = reason
 
     # -- outcomes ----------------------------------------------------------------------------
 
