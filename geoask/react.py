@@ -32,7 +32,7 @@ from geoask.errors import QueryExecutionError, QueryRejectedError, SandboxError
 from geoask.evidence import python_evidence, records_from_artifact, sql_evidence
 from geoask.execution_log import ExecutionRecorder
 from geoask.retrieval.retriever import SchemaSubset
-from geoask.run_artifacts import RunArtifacts
+from geoask.run_artifacts import RunArtifacts, code_block
 from geoask.sql.context import GuardContext
 from geoask.sql.executor import SqlRunner
 from geoask.sql.step import run_statement
@@ -48,6 +48,7 @@ BUDGET_USED = ("the step budget is used up; give the final answer now from the r
                "have (FinalAnswer), or AnswerRefusal saying what is missing")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _STDOUT_CHARS = 2000
+_TRANSCRIPT_CHARS = 1500
 
 
 class SchemaLookup(Protocol):
@@ -143,6 +144,7 @@ class ReactToolbox:
         self.inspected: list[str] = []
         self.results: dict[str, SqlResult] = {}
         self.outputs: list[str] = []
+        self.transcript: list[str] = []
         self.calls = 0
         self.cells = 0
         self.failures = 0
@@ -154,6 +156,27 @@ class ReactToolbox:
 
         Unknown names are an error result naming the tables that exist.
         """
+        return self._noted("inspect_schema", ", ".join(tables) or "(catalog)", "",
+                           self._inspect(tables))
+
+    def run_sql(self, name: str, sql: str) -> str:
+        """Check, run and export one read-only statement; its rows (or a preview) as text.
+
+        ``name`` (lower-case identifier, new in the run) names the result: later cells read
+        it at ``/input/<name>.json`` (``.geojson`` with geometry) after naming it in
+        ``inputs``. Before :meth:`inspect` has named a table, the call is refused.
+        """
+        return self._noted("run_sql", f"{name}:\n{sql}", "sql", self._run_sql(name, sql))
+
+    def run_cell(self, code: str, inputs: Sequence[str] = ()) -> str:
+        """Run ``code`` in the session (state kept); the protocol result or the prints.
+
+        ``inputs``: names of SQL results the cell reads (made readable under ``/input``).
+        """
+        return self._noted("run_cell", f"# inputs: {', '.join(inputs) or 'none'}\n{code}",
+                           "python", self._run_cell(code, inputs))
+
+    def _inspect(self, tables: Sequence[str]) -> str:
         if self._over_budget():
             return self.reject("inspect_schema", "step_budget", BUDGET_USED)
         known = {table.name: table for table in self.catalog.tables}
@@ -173,13 +196,7 @@ class ReactToolbox:
                            (time.perf_counter() - begin) * 1000)
         return subset.prompt_text
 
-    def run_sql(self, name: str, sql: str) -> str:
-        """Check, run and export one read-only statement; its rows (or a preview) as text.
-
-        ``name`` (lower-case identifier, new in the run) names the result: later cells read
-        it at ``/input/<name>.json`` (``.geojson`` with geometry) after naming it in
-        ``inputs``. Before :meth:`inspect` has named a table, the call is refused.
-        """
+    def _run_sql(self, name: str, sql: str) -> str:
         if self._over_budget():
             return self.reject("run_sql", "step_budget", BUDGET_USED)
         if not self.inspected:
@@ -213,11 +230,7 @@ class ReactToolbox:
         return self._output(f"{text}\n(cells read it at {readable} after naming {name!r} "
                             "in inputs)")
 
-    def run_cell(self, code: str, inputs: Sequence[str] = ()) -> str:
-        """Run ``code`` in the session (state kept); the protocol result or the prints.
-
-        ``inputs``: names of SQL results the cell reads (made readable under ``/input``).
-        """
+    def _run_cell(self, code: str, inputs: Sequence[str]) -> str:
         if self._over_budget():
             return self.reject("run_cell", "step_budget", BUDGET_USED)
         unknown = [name for name in inputs if name not in self.results]
@@ -274,6 +287,17 @@ class ReactToolbox:
     def used_sandbox(self) -> bool:
         """True once a cell ran in the session."""
         return self.cells > 0
+
+    def transcript_markdown(self) -> str:
+        """The run's tool calls and (the head of) their results, as Markdown."""
+        return "# REACT tool calls\n\n" + ("\n\n".join(self.transcript) or "(none)") + "\n"
+
+    def _noted(self, tool: str, call: str, language: str, result: str) -> str:
+        """Add a call and its result to the transcript; return the result."""
+        head = result if len(result) <= _TRANSCRIPT_CHARS else result[:_TRANSCRIPT_CHARS] + " …"
+        self.transcript.append(f"## {len(self.transcript) + 1}. {tool}\n\n"
+                               f"{code_block(call, language)}\n\n{code_block(head)}")
+        return result
 
     def _over_budget(self) -> bool:
         """Count one tool call; True when it is past the step budget."""

@@ -2,8 +2,9 @@
 
 The task opens the question's persistent sandbox session, hands the agent a
 :class:`geoask.react.ReactToolbox` over it and the run's SQL runner, guard and artifact folder,
-and closes the session whatever happens. PLAN_EXECUTE needs no task of its own: it reuses
-the planner, step and answer tasks (``flows/baselines.py``).
+and closes the session whatever happens; the tool calls are kept as ``react/transcript.md`` in
+the run's folder and the Prefect markdown artifact ``react-transcript``. PLAN_EXECUTE needs
+no task of its own: it reuses the planner, step and answer tasks (``flows/baselines.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from geoask.answers import AnswerOutput, AnswerRefusal
 from geoask.errors import GeoaskError
 from geoask.react import STAGE, ReactToolbox
 from geoask.retry import is_infrastructure_failure
+from geoask.run_artifacts import artifact_key, publish_markdown
 from geoask.sql.context import AnswerContract, GuardContext
 from tasks.agent_calls import call_agent
 from tasks.services import STAGE_TASK, QuestionServices, catalog_summary
@@ -78,5 +80,10 @@ def run_react(services: QuestionServices, question: str) -> ReactRun:
             if is_infrastructure_failure(error):
                 raise
             output = AnswerRefusal(reason=str(error))
+        finally:
+            transcript = toolbox.transcript_markdown()
+            services.store.write_text(f"{STAGE}/transcript.md", transcript)
+            publish_markdown(artifact_key(STAGE, "transcript"), transcript,
+                             f"REACT tool calls ({toolbox.calls})")
         return ReactRun(output=output, tool_calls=toolbox.calls,
                         failed_calls=toolbox.failures, used_sandbox=toolbox.used_sandbox)

@@ -65,6 +65,9 @@ def test_react_replays_the_verified_program_as_tool_calls(react_services, case) 
     assert log.route == ("sql_then_python" if case.requires_sandbox else "sql_only")
     assert len(sandbox.sessions) == 1 and sandbox.sessions[0].ended == "closed"
     assert len(sandbox.cell_calls) == (1 if case.requires_sandbox else 0)
+    transcript = services.store.read_text(services.store.url("react/transcript.md"))
+    assert transcript.count("\n## ") == len(react_actions(case))
+    assert "## 1. inspect_schema" in transcript and "\n## 2. run_sql" in transcript
 
 
 def test_react_tokens_count_the_whole_history_of_every_request(react_services) -> None:
