@@ -34,7 +34,8 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
         model: a model for every agent (``openai:gpt-4o``, ``openai-compatible:<name>``,
             ``reference`` for the offline replay of the benchmark's programs); None:
             ``GEOASK_MODEL`` and the per-role overrides.
-        variant: FULL, POSTGIS, NO_STCA, NO_PLANNER or BASE; None: ``GEOASK_VARIANT``.
+        variant: FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, REACT or PLAN_EXECUTE; None:
+            ``GEOASK_VARIANT``.
         via_api: run the ``answer-question`` deployment of the geoask Prefect server
             (``GEOASK_SERVER_API_URL``, else the recorded local one, started in the background
             when none runs) instead of in this process.

@@ -42,7 +42,7 @@ def ask(
     ),
     variant: str | None = typer.Option(
         None, "--variant", "-v", envvar="GEOASK_VARIANT",
-        help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER or BASE.",
+        help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER, BASE, REACT or PLAN_EXECUTE.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     via_api: bool = typer.Option(

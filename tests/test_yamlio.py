@@ -17,8 +17,8 @@ def test_uses_libyaml_when_pyyaml_has_it() -> None:
     assert SAFE_LOADER is expected
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "benchmark").rglob("*.yaml"))
-                         + [ROOT / "geoask" / "catalog" / "catalog.yaml"],
+@pytest.mark.parametrize("path", [*sorted((ROOT / "benchmark").rglob("*.yaml")),
+                                  ROOT / "geoask" / "catalog" / "catalog.yaml"],
                          ids=lambda path: str(path.relative_to(ROOT)))
 def test_same_data_as_the_python_safe_loader(path: Path) -> None:
     text = path.read_text(encoding="utf-8")

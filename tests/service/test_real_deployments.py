@@ -17,9 +17,9 @@ from collections.abc import Iterator
 import harness
 import pytest
 
-from geoask.question_result import QuestionResult
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.errors import ServiceError
+from geoask.question_result import QuestionResult
 from geoask.service.client import ask_via_api
 from geoask.settings import Settings, get_settings
 
