@@ -59,9 +59,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def fingerprint(settings: Settings, environ: dict[str, str] | None = None) -> str:
     """A hex SHA-256 of what decides how a question runs in this process.
 
-    Covers every geoask setting (secret values included, only ever hashed), the model
-    providers' environment variables (:data:`CREDENTIAL_ENV`) and the size and modification
-    time of each ``.py`` file under :data:`SOURCE_FOLDERS` (~3 ms for ~300 files).
+    Covers every geoask setting (secret values included, only ever hashed; the working
+    folder too when a path setting is relative), the model providers' environment variables
+    (:data:`CREDENTIAL_ENV`) and the size and modification time of each ``.py`` file under
+    :data:`SOURCE_FOLDERS` (~3 ms for ~300 files).
     """
     environ = dict(os.environ) if environ is None else environ
     # a background server is started with its home pinned (GEOASK_SERVER_HOME): compare the
@@ -70,6 +71,8 @@ def fingerprint(settings: Settings, environ: dict[str, str] | None = None) -> st
     digest = hashlib.sha256()
     digest.update(json.dumps(_revealed(settings.model_dump(mode="python")), sort_keys=True,
                              default=str).encode())
+    if _has_relative_paths(settings):  # they resolve against each process's folder
+        digest.update(f"\0cwd={os.getcwd()}".encode())
     for name in sorted(key for key in environ if CREDENTIAL_ENV.search(key)):
         digest.update(f"\0{name}={environ[name]}".encode())
     for folder in SOURCE_FOLDERS:
@@ -77,6 +80,17 @@ def fingerprint(settings: Settings, environ: dict[str, str] | None = None) -> st
             stat = path.stat()
             digest.update(f"\0{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()
+
+
+def _has_relative_paths(settings: Settings) -> bool:
+    """True when a path setting (or a local ``*_root``/``*_url`` folder) is relative."""
+    for name, value in settings.model_dump(mode="python").items():
+        if isinstance(value, Path) and not value.is_absolute():
+            return True
+        if (isinstance(value, str) and name.endswith(("_root", "_url")) and "://" not in value
+                and not value.startswith("/")):
+            return True
+    return False
 
 
 def _revealed(value: Any) -> Any:

@@ -124,3 +124,15 @@ def test_the_fingerprint_follows_settings_credentials_and_code(settings, tmp_pat
     assert worker.fingerprint(settings, environ) != first
 
 
+
+
+def test_a_relative_path_setting_ties_the_fingerprint_to_the_folder(settings, tmp_path,
+                                                                    monkeypatch) -> None:
+    relative = settings.model_copy(update={"artifact_root": "out"})
+    monkeypatch.chdir(tmp_path)
+    here = worker.fingerprint(relative, {})
+    absolute_here = worker.fingerprint(settings, {})
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert worker.fingerprint(relative, {}) != here  # "out" is another folder now
+    assert worker.fingerprint(settings, {}) == absolute_here
