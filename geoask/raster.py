@@ -164,7 +164,8 @@ def mosaic(tiles: list[RasterTile]) -> RasterTile:
 
     Pixels no tile covers, and each tile's nodata pixels, take the first tile's nodata (or,
     when it has none, the dtype's minimum for integers and NaN for floats, then declared as
-    nodata). Later tiles overwrite earlier ones only where they hold data.
+    nodata; a band without nodata whose every pixel is covered keeps none). Later tiles
+    overwrite earlier ones only where they hold data.
 
     Raises:
         DataValidationError: no tiles, or tiles that differ in SRID, pixel size, band count or
@@ -192,19 +193,24 @@ def mosaic(tiles: list[RasterTile]) -> RasterTile:
         raise DataValidationError("the result's rasters are not aligned to one pixel grid")
     width = max(round(c) + t.width for c, t in zip(cols, tiles, strict=True))
     height = max(round(r) + t.height for r, t in zip(rows, tiles, strict=True))
-    nodata = tuple(n if n is not None else _fill_value(first.bands.dtype)
-                   for n in first.nodata)
+    fill = tuple(n if n is not None else _fill_value(first.bands.dtype) for n in first.nodata)
     out = np.empty((first.bands.shape[0], height, width), first.bands.dtype)
-    for band, value in enumerate(nodata):
+    covered = np.zeros((first.bands.shape[0], height, width), bool)
+    for band, value in enumerate(fill):
         out[band] = value
     for c, r, tile in zip(cols, rows, tiles, strict=True):
-        window = out[:, round(r):round(r) + tile.height, round(c):round(c) + tile.width]
+        rows_ = slice(round(r), round(r) + tile.height)
+        cols_ = slice(round(c), round(c) + tile.width)
         for band, value in enumerate(tile.nodata):
             data = tile.bands[band]
             has_data = ~np.isnan(data) if data.dtype.kind == "f" else np.ones(data.shape, bool)
             if value is not None:
                 has_data &= data != value
-            window[band][has_data] = data[has_data]
+            out[band, rows_, cols_][has_data] = data[has_data]
+            covered[band, rows_, cols_] |= has_data
+    # a band without nodata keeps none when the tiles cover every pixel
+    nodata = tuple(None if n is None and covered[band].all() else fill[band]
+                   for band, n in enumerate(first.nodata))
     return RasterTile(out, (left, sx, 0.0, top, 0.0, sy), first.srid, nodata)
 
 

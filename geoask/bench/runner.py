@@ -5,7 +5,7 @@ program's spatial policy, read-only execution, export to ``<work_dir>/<name>.geo
 as in the question flow; each Python step runs in a :class:`sandbox.models.Sandbox`
 with its named inputs mounted at ``/input/``, and its protocol ``result`` is saved as
 ``<work_dir>/<name>.json``. The output of the last step (records or an object) is returned for
-projection.
+projection; a statement exported as GeoTIFF gives one record, the raster's facts.
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ class ProgramRunner:
                                          f"{context.row_cap}")
             path = Path(run.exported.data_path)
             artifacts[statement.name] = path
-            output = read_artifact_records(path)
+            raster = run.exported.preview.raster
+            output = [raster] if raster is not None else read_artifact_records(path)
         return output
 
     def _run_python(
