@@ -57,7 +57,7 @@ A value that is not lower_snake_case (``Census Tract``) fails validation.
 """
 
 COMMON_SPATIAL_GRANULARITIES: tuple[str, ...] = (
-    "state", "county", "grid_cell", "point", "line", "country", "none",
+    "state", "county", "grid_cell", "point", "line", "country", "canton", "raster_cell", "none",
 )
 """Labels in common use (those of the demo catalog); documentation, not a closed list."""
 
