@@ -193,11 +193,12 @@ def mosaic(tiles: list[RasterTile]) -> RasterTile:
         raise DataValidationError("the result's rasters are not aligned to one pixel grid")
     width = max(round(c) + t.width for c, t in zip(cols, tiles, strict=True))
     height = max(round(r) + t.height for r, t in zip(rows, tiles, strict=True))
-    fill = tuple(n if n is not None else _fill_value(first.bands.dtype) for n in first.nodata)
+    fill: tuple[float, ...] = tuple(n if n is not None else _fill_value(first.bands.dtype)
+                                    for n in first.nodata)
     out = np.empty((first.bands.shape[0], height, width), first.bands.dtype)
     covered = np.zeros((first.bands.shape[0], height, width), bool)
-    for band, value in enumerate(fill):
-        out[band] = value
+    for band, filler in enumerate(fill):
+        out[band] = filler
     for c, r, tile in zip(cols, rows, tiles, strict=True):
         rows_ = slice(round(r), round(r) + tile.height)
         cols_ = slice(round(c), round(c) + tile.width)

@@ -52,7 +52,8 @@ ANALYSIS_REQUIREMENTS: tuple[str, ...] = (
 #: Import names of the analysis libraries, as shown to a script that imports something else.
 AVAILABLE_IMPORTS: tuple[str, ...] = (
     "geopandas", "shapely", "pyproj", "pyogrio", "pyarrow", "pandas", "numpy", "scipy",
-    "sklearn", "polars", "matplotlib", "rasterio", "rasterstats", "json", "math", "statistics", "(the standard library)",
+    "sklearn", "polars", "matplotlib", "rasterio", "rasterstats", "json", "math", "statistics",
+    "(the standard library)",
 )
 
 STAMP_NAME = "geoask-runtime.json"

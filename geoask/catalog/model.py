@@ -108,7 +108,8 @@ class RasterBand(_Strict):
     description: Annotated[str, Field(min_length=10)]
     unit: str | None = None
     pixel_type: str = Field(description="PostGIS pixel type, e.g. '16BSI', '8BUI', '32BF'.")
-    nodata: float | None = Field(default=None, description="Nodata value; None: every pixel is data.")
+    nodata: float | None = Field(default=None,
+                                 description="Nodata value; None: every pixel is data.")
 
 
 class RasterInfo(_Strict):

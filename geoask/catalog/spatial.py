@@ -2,10 +2,12 @@
 
 A column is *spatial* when its PostgreSQL type is one of the PostGIS value types named by
 :class:`SpatialKind`: ``geometry`` and ``geography`` (vector features, loaded with shapely
-from EWKB) and ``raster`` (a grid; nothing in geoask reads rasters yet, but the notion is ready
-for them). A spatial column's CRS is its SRID type modifier, e.g. ``geometry(Point,4326)`` is
-EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N: a catalog may use any SRID
-(:func:`declared_srids`); ``geography`` is always on an ellipsoid (SRID 4326 unless stated).
+from EWKB) and ``raster`` (a grid of pixels in bands: the export writes it as a GeoTIFF,
+:mod:`geoask.sql.raster_export`; the catalog describes its bands, CRS and resolution in a
+column's ``raster`` facts). A spatial column's CRS is its SRID type modifier, e.g.
+``geometry(Point,4326)`` is EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N: a
+catalog may use any SRID (:func:`declared_srids`); ``geography`` is always on an ellipsoid
+(SRID 4326 unless stated); a raster's SRID is in its ``raster`` facts.
 
 Everything here is pure text handling: no database is asked which types exist.
 """

@@ -12,8 +12,8 @@ a repeated load a no-op.
 from __future__ import annotations
 
 import hashlib
-import math
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -333,7 +333,8 @@ def verify_rasters(url: str, specs: Sequence[RasterSpec]) -> list[str]:
             srid, sx, sy, bands, nodata = row
             if srid != spec.srid:
                 problems.append(f"{where}: SRID {srid}, catalog says {spec.srid}")
-            if sx is None or sy is None or not math.isclose(sx, spec.pixel_size[0], rel_tol=1e-8) or \
+            if sx is None or sy is None or \
+                    not math.isclose(sx, spec.pixel_size[0], rel_tol=1e-8) or \
                     not math.isclose(-sy, spec.pixel_size[1], rel_tol=1e-8):
                 problems.append(f"{where}: pixel size {sx}, {sy}, catalog says {spec.pixel_size}")
             if bands != spec.band_count:
