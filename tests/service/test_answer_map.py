@@ -153,8 +153,8 @@ DEM = Path(__file__).parents[2] / "geoask" / "demo_data" / "lux_elevation.tif"
 def test_raster_backdrop_hillshades_one_band_and_hides_nodata():
     from geoask.raster_map import raster_backdrop, raster_bounds_wgs84
 
-    west, south, east, north = raster_bounds_wgs84(DEM.read_bytes())
-    assert (round(west, 4), round(north, 4)) == (5.7417, 50.1917)
+    bounds = raster_bounds_wgs84(DEM.read_bytes())
+    assert [round(v, 4) for v in bounds] == [5.7417, 49.4417, 6.5333, 50.1917]
     backdrop = raster_backdrop(DEM.read_bytes(), "EPSG:32632")
     assert backdrop.label == "band 1, hillshaded (141 to 547)"
     left, right, bottom, top = backdrop.extent
