@@ -105,7 +105,7 @@ class RasterBand(_Strict):
 
     index: int = Field(ge=1, description="1-based band number, as ST_Value(rast, band, ...) takes.")
     name: str
-    description: Annotated[str, Field(min_length=10)]
+    description: Annotated[str, Field(min_length=10)] | Todo
     unit: str | None = None
     pixel_type: str = Field(description="PostGIS pixel type, e.g. '16BSI', '8BUI', '32BF'.")
     nodata: float | None = Field(default=None,
@@ -342,6 +342,9 @@ class Catalog(_Strict):
             for c in t.columns:
                 lines += [f"{t.name}.{c.name}: {field} is TODO"
                           for field, value in _fields(c) if value == TODO]
+                for band in c.raster.bands if c.raster is not None else ():
+                    lines += [f"{t.name}.{c.name} band {band.index}: {field} is TODO"
+                              for field, value in _fields(band) if value == TODO]
                 if c.abbreviation_candidates:
                     lines.append(f"{t.name}.{c.name}: abbreviation candidates "
                                  f"{', '.join(c.abbreviation_candidates)}; confirm them into "
