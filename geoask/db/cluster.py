@@ -109,6 +109,9 @@ class EmbeddedCluster:
                     f"GEOASK_DB_PORT={self.port}; use that port, or stop it first with "
                     f"GEOASK_DB_PORT={running_port} geoask db down"
                 )
+            self._write_config()  # a cluster started by an older geoask gets today's settings
+            with psycopg.connect(self._superuser_conninfo("postgres"), autocommit=True) as conn:
+                conn.execute("SELECT pg_reload_conf()")
             self._bootstrap()
             return False
         self._prepare_storage()
