@@ -142,17 +142,18 @@ def read_geotiff(path: Path | bytes) -> RasterTile:
         raise DataValidationError(f"cannot read the GeoTIFF {path!s:.80}: {error}") from None
 
 
-def tile_raster(raster: RasterTile, size: int) -> list[RasterTile]:
-    """Cut ``raster`` into tiles of at most ``size`` x ``size`` pixels, row by row from the top.
+def tile_raster(raster: RasterTile, width: int, height: int | None = None) -> list[RasterTile]:
+    """Cut ``raster`` into tiles of at most ``width`` x ``height`` pixels, row by row from the top.
 
-    Edge tiles are smaller (no padding), so every pixel appears exactly once and the tiles
+    ``height`` defaults to ``width`` (square tiles). Edge tiles are smaller (no padding), so every pixel appears exactly once and the tiles
     keep the source's alignment, SRID and nodata.
     """
     ulx, sx, kx, uly, ky, sy = raster.transform
+    rows = height or width
     tiles = []
-    for row in range(0, raster.height, size):
-        for col in range(0, raster.width, size):
-            part = raster.bands[:, row:row + size, col:col + size]
+    for row in range(0, raster.height, rows):
+        for col in range(0, raster.width, width):
+            part = raster.bands[:, row:row + rows, col:col + width]
             origin = (ulx + col * sx + row * kx, uly + col * ky + row * sy)
             tiles.append(RasterTile(part.copy(), (origin[0], sx, kx, origin[1], ky, sy),
                                     raster.srid, raster.nodata))

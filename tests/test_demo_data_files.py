@@ -217,7 +217,7 @@ def test_raster_file_matches_catalog_facts(name: str) -> None:
     assert [b.index for b in info.bands] == list(range(1, len(info.bands) + 1))
     assert {b.pixel_type for b in info.bands} == {facts["pixel_type"]}
     assert list(raster.nodata) == [b.nodata for b in info.bands]
-    tiles = tile_raster(raster, info.tile_size[0])
+    tiles = tile_raster(raster, *info.tile_size)
     assert len(tiles) == catalog().table(name).expected_rows
 
 

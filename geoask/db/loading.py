@@ -290,9 +290,8 @@ def publish(owner_url: str, swaps: Sequence[tuple[str, str]], fingerprint: str,
 def read_raster_rows(path: Path, tile_size: tuple[int, int]) -> list[tuple[object, ...]]:
     """Tile the GeoTIFF at ``path`` into ``(rid, hex raster WKB)`` rows, rid 1.. row by row.
 
-    Tiles are at most ``tile_size`` ``(width, height)`` pixels (square tiles: the width is
-    used), keep the file's SRID (its EPSG code), pixel grid and nodata
-    (:mod:`geoask.raster`).
+    Tiles are at most ``tile_size`` ``(width, height)`` pixels and keep the file's SRID (its
+    EPSG code), pixel grid and nodata (:mod:`geoask.raster`).
 
     Raises:
         DataValidationError: the file cannot be read or has no EPSG-coded CRS.
@@ -300,7 +299,7 @@ def read_raster_rows(path: Path, tile_size: tuple[int, int]) -> list[tuple[objec
     """
     from geoask.raster import read_geotiff, tile_raster, to_wkb
 
-    tiles = tile_raster(read_geotiff(path), tile_size[0])
+    tiles = tile_raster(read_geotiff(path), *tile_size)
     return [(rid, to_wkb(tile).hex()) for rid, tile in enumerate(tiles, start=1)]
 
 

@@ -62,6 +62,8 @@ def test_tiles_mosaic_back_into_the_grid():
                                                      (3, 1)]
     merged = mosaic(list(reversed(tiles)))
     assert np.array_equal(merged.bands, grid.bands)
+    assert [(t.height, t.width) for t in tile_raster(grid, 5, 3)] == [
+        (3, 5), (3, 4), (3, 5), (3, 4), (1, 5), (1, 4)]
     assert merged.transform == grid.transform and merged.nodata == (NODATA,)
 
 
