@@ -145,8 +145,9 @@ def read_geotiff(path: Path | bytes) -> RasterTile:
 def tile_raster(raster: RasterTile, width: int, height: int | None = None) -> list[RasterTile]:
     """Cut ``raster`` into tiles of at most ``width`` x ``height`` pixels, row by row from the top.
 
-    ``height`` defaults to ``width`` (square tiles). Edge tiles are smaller (no padding), so every pixel appears exactly once and the tiles
-    keep the source's alignment, SRID and nodata.
+    ``height`` defaults to ``width`` (square tiles). Edge tiles are smaller (no padding), so
+    every pixel appears exactly once and the tiles keep the source's alignment, SRID and
+    nodata.
     """
     ulx, sx, kx, uly, ky, sy = raster.transform
     rows = height or width
