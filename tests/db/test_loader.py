@@ -208,6 +208,6 @@ def test_raster_table_is_tiled_constrained_and_verified(database, schema, tmp_pa
 
 
 def test_raster_with_another_srid_than_the_catalog_is_refused(database, schema, tmp_path):
-    with pytest.raises(DataValidationError, match="heights.rast: SRID 32632, catalog says 32633"):
+    with pytest.raises(DataValidationError, match=r"heights\.rast: SRID 32632, catalog says 32633"):
         load_demo_data(schema_name=schema, catalog_path=_raster_catalog(tmp_path, 32633),
                        data_dir=tmp_path)
