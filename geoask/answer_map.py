@@ -261,7 +261,7 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
         png = render_answer_map(features, title, rasters)
         maps = AnswerMaps(png=store.url(MAP_FILE), html=store.url(HTML_MAP_FILE))
         write_atomic(maps.png, png)
-        write_atomic(maps.html, interactive_map_html(features, title).encode("utf-8"))
+        write_atomic(maps.html, interactive_map_html(features, title, rasters).encode("utf-8"))
     except Exception as error:  # a map is a view; the answer stands without it
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         logger.warning("could not draw the answer map: %s: %s", type(error).__name__, first)

@@ -199,3 +199,10 @@ def test_publish_draws_zones_over_a_raster_and_a_raster_alone(tmp_path: Path, pu
     drawn = colours(Path(with_zone.png).read_bytes())
     assert RED in drawn and RED not in alone  # the zone's outline over the relief
     assert len(alone) > 200  # shaded relief, not a blank frame
+    page = Path(with_zone.html).read_text(encoding="utf-8")
+    rasters = json.loads(re.search(r'id="geoask-rasters">(.*?)</script>', page).group(1))
+    assert len(rasters) == 1 and rasters[0]["url"].startswith("data:image/png;base64,")
+    (south, west), (north, east) = rasters[0]["bounds"]
+    # the grid warped to EPSG:3857 covers the raster's extent to within a pixel (1/120 degree)
+    assert [west, south, east, north] == pytest.approx([5.7417, 49.4417, 6.5333, 50.1917],
+                                                       abs=1 / 120)
