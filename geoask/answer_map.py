@@ -244,7 +244,7 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
     """
     from geoask.interactive_map import interactive_map_html
     from geoask.run_artifacts import publish_link, publish_markdown
-    from geoask.sql.export import write_atomic
+    from geoask.storage import write_atomic
 
     try:
         files = geojson_layers(step_artifacts)

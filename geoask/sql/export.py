@@ -20,10 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import os
-import posixpath
 import re
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
@@ -31,16 +28,13 @@ from typing import Any
 
 import numpy as np
 import shapely
-from fsspec import AbstractFileSystem
-from fsspec.implementations.local import LocalFileSystem
 from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
-from geoask.errors import ArtifactWriteError
 from geoask.sql.crs import NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
 from geoask.sql.raster_export import export_raster, raster_column_indexes, raster_text
-from geoask.storage import filesystem_for
+from geoask.storage import write_atomic
 
 
 @dataclass(frozen=True)
@@ -329,49 +323,6 @@ def unique_names(names: Sequence[str]) -> list[str]:
         seen[name] = count
         result.append(name if count == 1 else f"{name}_{count}")
     return result
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` (fsspec URL or local path) so it appears whole or not at all.
-
-    The bytes go to a hidden temporary file in the same folder (fsync'd on local disks) and
-    are then moved onto ``path``.
-
-    Raises:
-        ArtifactWriteError: the folder or the file could not be written.
-
-    """
-    try:
-        fs, fs_path = filesystem_for(path)
-        folder = posixpath.dirname(fs_path)
-        temporary = posixpath.join(folder, f".{posixpath.basename(fs_path)}.{uuid.uuid4().hex}.tmp")
-        fs.makedirs(folder, exist_ok=True)
-    except OSError as error:
-        raise ArtifactWriteError(f"cannot create the artifact folder for {path}: {error}") from None
-    try:
-        if isinstance(fs, LocalFileSystem):
-            with open(temporary, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, fs_path)
-        else:
-            fs.pipe_file(temporary, data)
-            fs.mv(temporary, fs_path)
-    except OSError as error:
-        _remove_quietly(fs, temporary)
-        raise ArtifactWriteError(f"cannot write {path}: {error}") from None
-    except BaseException:
-        _remove_quietly(fs, temporary)
-        raise
-
-
-def _remove_quietly(fs: AbstractFileSystem, path: str) -> None:
-    try:
-        if fs.exists(path):
-            fs.rm(path)
-    except OSError:  # best effort: the temporary name is hidden and never read
-        pass
 
 
 def dumps_exact(payload: Any) -> str:
