@@ -186,3 +186,22 @@ def declared_srids(catalog: Catalog | None) -> dict[str, int]:
             if srid > 0:
                 found[f"{schema}.{table.name}.{column.name}"] = srid
     return found
+
+
+def declared_raster_bands(catalog: Catalog | None) -> dict[str, tuple[str, ...]]:
+    """One line per band of each raster column the catalog describes, ``schema.table.column``.
+
+    A line reads ``"1 elevation (m): Elevation above sea level ..."``: index, name, unit and
+    meaning from the column's ``raster`` facts. The export adds them to a raster preview, so
+    the compute agent learns what each band holds. No catalog gives an empty mapping.
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    if catalog is None:
+        return found
+    for table in catalog.tables:
+        for column in table.columns:
+            if column.raster is not None:
+                found[f"{catalog.schema_of(table)}.{table.name}.{column.name}"] = tuple(
+                    f"{b.index} {b.name}" + (f" ({b.unit})" if b.unit else "")
+                    + f": {b.description}" for b in column.raster.bands)
+    return found

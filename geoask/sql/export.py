@@ -119,6 +119,7 @@ class ExportedResult:
 def export_result(
     result: QueryResult, out_dir: str, *, name: str = "result", preview_rows: int = 5,
     declared_srids: Mapping[str, int] | None = None,
+    raster_bands: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ExportedResult:
     """Write ``result`` (and its preview) into ``out_dir`` (any fsspec URL or local path).
 
@@ -126,7 +127,8 @@ def export_result(
     else ``<name>.geojson`` when it has a geometry column, else ``<name>.json``, plus
     ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
     own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) resolves
-    values with SRID 0 (see :mod:`geoask.sql.crs`).
+    values with SRID 0 (see :mod:`geoask.sql.crs`); ``raster_bands`` (``schema.table.column``
+    -> band lines, from the catalog) name a raster's bands in its preview.
 
     Raises:
         CrsError: a geometry's CRS cannot be told (SRID 0 outside lon/lat range and none
@@ -140,7 +142,7 @@ def export_result(
     preview = build_preview(result, preview_rows, native_crs, rasters)
     base = out_dir.rstrip("/")
     if rasters:
-        raster = export_raster(result, rasters)
+        raster = export_raster(result, rasters, raster_bands or {})
         preview = replace(preview, raster=raster.facts)
         data_path = f"{base}/{name}.tif"
         preview_path = f"{base}/{name}.preview.json"

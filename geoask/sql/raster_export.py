@@ -13,7 +13,7 @@ skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +50,8 @@ def raster_text(facts: dict[str, Any]) -> str:
             f"with rasterio.open; {f['tiles']} tiles mosaicked): {f['width']} x {f['height']} "
             f"pixels, {f['band_count']} band(s) {f['pixel_type']}, nodata {f['nodata']}, CRS "
             f"EPSG:{f['srid']} (not reprojected), pixel size {f['pixel_size']} and extent "
-            f"{f['extent']} in CRS units")
+            f"{f['extent']} in CRS units"
+            + (f"; bands: {'; '.join(f['bands'])}" if f.get("bands") else ""))
 
 
 def raster_column_indexes(result: QueryResult) -> list[int]:
@@ -66,8 +67,13 @@ def raster_column_indexes(result: QueryResult) -> list[int]:
     return out
 
 
-def export_raster(result: QueryResult, indexes: Sequence[int]) -> RasterExport:
+def export_raster(result: QueryResult, indexes: Sequence[int],
+                  bands: Mapping[str, tuple[str, ...]] | None = None) -> RasterExport:
     """Mosaic the rasters of ``result``'s one raster column into GeoTIFF bytes.
+
+    ``bands`` (``schema.table.column`` -> band lines, from the catalog) add ``bands`` to the
+    facts when the column comes straight from a table column (``ResultColumn.source``); a
+    computed raster (``ST_Clip(...)``) has no source and keeps just its grid.
 
     Raises:
         ArtifactWriteError: more than one raster column, no raster in any row, or rasters that
@@ -88,8 +94,11 @@ def export_raster(result: QueryResult, indexes: Sequence[int]) -> RasterExport:
     except DataValidationError as error:
         raise ArtifactWriteError(f"cannot export raster column "
                                  f"{result.columns[index].name!r}: {error}") from None
-    name = result.columns[index].name
-    return RasterExport(name, data, {"column": name, "tiles": len(tiles), **describe(merged)})
+    column = result.columns[index]
+    facts = {"column": column.name, "tiles": len(tiles), **describe(merged)}
+    if column.source is not None and column.source in (bands or {}):
+        facts["bands"] = list((bands or {})[column.source])
+    return RasterExport(column.name, data, facts)
 
 
 def _tile(value: Any) -> RasterTile | None:

@@ -130,3 +130,21 @@ def test_export_refuses_two_raster_columns_and_writes_nothing(tmp_path):
 def test_export_of_only_null_rasters_says_so(tmp_path):
     with pytest.raises(ArtifactWriteError, match="holds no raster"):
         export_result(_result([None, None]), str(tmp_path), name="empty")
+
+
+def test_preview_names_the_catalog_bands_of_a_raster_read_straight_from_its_table(tmp_path):
+    from geoask.catalog.model import load_catalog
+    from geoask.catalog.spatial import declared_raster_bands
+
+    bands = declared_raster_bands(load_catalog())
+    assert bands["demo.landsat_etm.rast"][3].startswith("4 nir (DN): ETM+ band 4")
+    hexed = [to_wkb(t).hex() for t in tile_raster(read_geotiff(DEM), 25)]
+    straight = QueryResult(
+        columns=(ResultColumn("rast", "raster", source="demo.lux_elevation.rast"),),
+        rows=[(h,) for h in hexed], truncated=False, row_cap=100, executed_sql="SELECT rast")
+    text = export_result(straight, str(tmp_path), name="a", raster_bands=bands).preview.to_text()
+    assert "bands: 1 elevation (m): Elevation above sea level" in text
+    clipped = QueryResult(columns=(ResultColumn("rast", "raster"),), rows=[(h,) for h in hexed],
+                          truncated=False, row_cap=100, executed_sql="SELECT ST_Clip(...)")
+    text = export_result(clipped, str(tmp_path), name="b", raster_bands=bands).preview.to_text()
+    assert "bands:" not in text  # a computed raster has no table column to describe it
