@@ -69,14 +69,14 @@ class ComputeDeps:
 
 # Import names of the sandbox's analysis libraries.
 ANALYSIS_IMPORTS = tuple(name for name in AVAILABLE_IMPORTS if name.isidentifier())
-_THIRD_PARTY = [name for name in ANALYSIS_IMPORTS if name not in sys.stdlib_module_names]
+SANDBOX_LIBRARIES = [name for name in ANALYSIS_IMPORTS if name not in sys.stdlib_module_names]
 
 INSTRUCTIONS = f"""\
 Write one Python script for one computation step. It runs in a sandbox without database or
 network, over the input files (previews given) that the listed SQL exported.
 - Read inputs only from their /input paths (GeoJSON: geopandas.read_file; JSON: json or
   pandas; GeoTIFF .tif: rasterio.open); write other files only under /scratch.
-- Import only {", ".join(_THIRD_PARTY)} and the standard library, but no subprocess,
+- Import only {", ".join(SANDBOX_LIBRARIES)} and the standard library, but no subprocess,
   socket, network, database, ctypes or multiprocessing; no exec, eval or __import__.
 - Use column names exactly as in the previews and the SQL.
 - GeoJSON inputs are WGS 84 lon/lat (EPSG:4326) whatever CRS the database stores; each

@@ -15,12 +15,11 @@ import argparse
 import collections
 from pathlib import Path
 
-import yaml
-
 from geoask.settings import get_settings
 from geoask.sql import GuardContext, find_violation
 from geoask.sql.casefile import load_case_folder
 from geoask.sql.catalog_functions import catalog_postgis_functions
+from geoask.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +42,7 @@ def gold_statements() -> list[tuple[str, str]]:
     paths = sorted((ROOT / "benchmark" / "cases").glob("*.yaml"))
     paths += sorted((ROOT / "benchmark" / "databases").glob("*/cases/*.yaml"))
     for path in paths:
-        walk(yaml.safe_load(path.read_text(encoding="utf-8")), str(path.relative_to(ROOT)))
+        walk(load_yaml(path.read_text(encoding="utf-8")), str(path.relative_to(ROOT)))
     return found
 
 

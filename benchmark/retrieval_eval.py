@@ -32,7 +32,6 @@ from pathlib import Path
 
 import jsonschema
 import numpy as np
-import yaml
 
 from geoask.catalog.model import load_catalog
 from geoask.embeddings.base import get_embedder
@@ -44,6 +43,7 @@ from geoask.retrieval.render import render_catalog
 from geoask.retrieval.service import index_values
 from geoask.retrieval.values import ValueStore
 from geoask.settings import get_settings
+from geoask.yamlio import load_yaml
 
 QUESTIONS = Path(__file__).with_name("retrieval_questions.yaml")
 
@@ -93,7 +93,7 @@ class Outcome:
 
 def load_cases(path: Path, known_tables: set[str]) -> list[Case]:
     """Read and validate the question file; every table named must exist in the catalog."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = load_yaml(path.read_text(encoding="utf-8"))
     jsonschema.validate(raw, SCHEMA)
     cases = []
     for item in raw["questions"]:

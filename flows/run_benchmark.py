@@ -10,9 +10,10 @@ are not redone, so an interrupted benchmark resumes; a question whose task could
 (a Prefect API error such as 503) is resubmitted up to twice, then saved as an
 ``infrastructure`` failure. Runs that ended on an infrastructure failure (database, model
 endpoint, sandbox, Prefect API) are scored with that root cause and redone on resume. The
-report (SSA with a bootstrap 95% interval over repeats, FEPSR, routing, time, tokens, per
-difficulty and category; ``geoask.bench.metrics``/``geoask.bench.report``) is written as
-report.json, report.md, report.csv, scores.csv and ssa_by_difficulty.png under ``<out>`` and
+report (SSA, FEPSR and routing accuracy with bootstrap 95% intervals over cases, tool calls,
+retries, time, tokens, per difficulty and category; ``geoask.bench.metrics``/
+``geoask.bench.report``) is written as report.json, report.md, report.csv, scores.csv,
+ssa_by_difficulty.png and variants.png under ``<out>`` and
 published as the Prefect table ``benchmark-report`` and markdown ``benchmark-summary``
 artifacts.
 """

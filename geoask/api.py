@@ -20,13 +20,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from flows.answer_question import QuestionResult
+    from geoask.question_result import QuestionResult
     from tasks.services import QuestionServices
 
 
 def ask(question: str, *, model: str | None = None, variant: str | None = None,
         via_api: bool = False, verbose: bool = False,
-        conversation: str | None = None) -> QuestionResult:
+        conversation: str | None = None, wait_for_artifacts: bool = True) -> QuestionResult:
     """Answer ``question`` about the database through the whole pipeline.
 
     Args:
@@ -34,7 +34,8 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
         model: a model for every agent (``openai:gpt-4o``, ``openai-compatible:<name>``,
             ``reference`` for the offline replay of the benchmark's programs); None:
             ``GEOASK_MODEL`` and the per-role overrides.
-        variant: FULL, POSTGIS, NO_STCA, NO_PLANNER or BASE; None: ``GEOASK_VARIANT``.
+        variant: FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, REACT or PLAN_EXECUTE; None:
+            ``GEOASK_VARIANT``.
         via_api: run the ``answer-question`` deployment of the geoask Prefect server
             (``GEOASK_SERVER_API_URL``, else the recorded local one, started in the background
             when none runs) instead of in this process.
@@ -43,6 +44,9 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
             conversation's next turn - the agents see its last turns and may reuse their
             artifacts, and the turn is recorded under ``<artifact root>/conversations/``.
             A new id starts a conversation. None: a standalone question.
+        wait_for_artifacts: return only once the run's Prefect artifacts (posted in the
+            background) are on the server; False returns at once (the warm worker of
+            ``geoask server`` does, its process lives on to post them).
 
     Returns:
         The ``QuestionResult``: ``status`` answered/rejected/failed; ``answer`` (answer_type,
@@ -85,7 +89,7 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
     from flows.answer_question import answer_question
 
     services = open_question_services(variant, model)
-    with prefect_api(settings, verbose=verbose):
+    with prefect_api(settings, verbose=verbose, wait_for_artifacts=wait_for_artifacts):
         return answer_question(question, variant=variant, model=model, services=services,
                                conversation=conversation)
 

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from geoask.question_result import QuestionResult
 
 EXIT_ANSWERED = 0
 EXIT_REJECTED = 3
@@ -38,7 +42,7 @@ def ask(
     ),
     variant: str | None = typer.Option(
         None, "--variant", "-v", envvar="GEOASK_VARIANT",
-        help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER or BASE.",
+        help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER, BASE, REACT or PLAN_EXECUTE.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     via_api: bool = typer.Option(
@@ -86,10 +90,26 @@ def ask(
             raise typer.BadParameter(str(error), param_hint="--conversation") from None
     from geoask.interrupt import run_until_stopped
 
+    settings = get_settings()
+    in_worker = [False]
+
+    def answer() -> QuestionResult:
+        if settings.server_worker and not (via_api or verbose):
+            from geoask.service.worker import ask_worker
+
+            in_worker[0] = True
+            warm = ask_worker(settings, question, model=model, variant=variant,
+                              conversation=conversation)
+            in_worker[0] = False
+            if warm is not None:
+                return warm
+        return ask_question(question, model=model, variant=variant, via_api=via_api,
+                            verbose=verbose, conversation=conversation)
+
     result = run_until_stopped(
-        lambda: ask_question(question, model=model, variant=variant, via_api=via_api,
-                             verbose=verbose, conversation=conversation),
-        lambda: "stopped waiting; the flow run on the server is not cancelled" if via_api
+        answer,
+        lambda: "stopped waiting; the flow run on the server is not cancelled"
+        if via_api or in_worker[0]
         else "the question was not finished and nothing was recorded (its partial artifacts "
              "stay in the run's artifact folder)")
     if as_json:

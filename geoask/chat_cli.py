@@ -26,7 +26,8 @@ def chat(
     model: str | None = typer.Option(None, "--model", "-m", envvar="GEOASK_MODEL",
                                      help="Model of every agent (as for `geoask ask`)."),
     variant: str | None = typer.Option(None, "--variant", "-v", envvar="GEOASK_VARIANT",
-                                       help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER, BASE."),
+                                       help="FULL (default), POSTGIS, NO_STCA, NO_PLANNER, "
+                                       "BASE, REACT, PLAN_EXECUTE."),
 ) -> None:
     """Read questions line by line and answer each as the conversation's next turn."""
     from geoask.api import ask

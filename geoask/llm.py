@@ -36,8 +36,8 @@ from pydantic_ai.settings import ModelSettings, merge_model_settings
 from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
 from geoask.settings import Settings
 
-QUESTION_ROLES: Final = ("intent", "planner", "sql", "compute", "reviewer", "answer")
-"""The agents of a question run."""
+QUESTION_ROLES: Final = ("intent", "planner", "sql", "compute", "reviewer", "answer", "react")
+"""The agents of a question run (``react`` only in the REACT variant)."""
 ROLES: Final = (*QUESTION_ROLES, "catalog")
 """Every agent role: the question run's and ``catalog`` (``geoask catalog draft --describe``)."""
 OPENAI_COMPATIBLE_PREFIX: Final = "openai-compatible:"
@@ -219,6 +219,10 @@ def model_call_error(error: BaseException, role: str,
         return ModelCallError(role, f"{where} {cause}; start the model server or correct "
                               "GEOASK_OPENAI_BASE_URL / GEOASK_MODEL", transient=True)
     detail = _first_line(str(error))
+    if isinstance(error, ai_errors.UsageLimitExceeded):
+        return AgentOutputError(
+            role, f"the agent used its whole step budget without a final answer ({detail}); "
+            "raise GEOASK_REACT_MAX_STEPS or try a stronger model")
     if (isinstance(error, ai_errors.UnexpectedModelBehavior)
             and detail.lower().startswith("exceeded maximum")):
         return AgentOutputError(

@@ -14,8 +14,6 @@ import html
 import json
 from typing import Any, Final
 
-import fsspec
-
 MAX_TABLE_ROWS: Final = 200
 
 
@@ -23,7 +21,7 @@ def result_text(result: Any) -> str:
     """The human-readable report: answer (or message), evidence trail, route, artifact folder.
 
     Args:
-        result: a ``flows.answer_question.QuestionResult`` (status, message, answer,
+        result: a :class:`geoask.question_result.QuestionResult` (status, message, answer,
             evidence, route, transitions, artifact_folder, maps).
 
     """
@@ -100,6 +98,8 @@ def _cell(value: Any) -> str:
 
 def _map_html(url: str) -> str:
     try:
+        import fsspec  # only for the notebook view's map (an import of ~0.1 s)
+
         with fsspec.open(url, "rb") as handle:
             encoded = base64.b64encode(handle.read()).decode("ascii")
     except OSError:

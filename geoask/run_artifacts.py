@@ -16,6 +16,7 @@ import logging
 import posixpath
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -120,25 +121,25 @@ def artifact_key(*parts: str) -> str:
 
 
 def publish_markdown(key: str, markdown: str, description: str = "") -> None:
-    """Create a Prefect markdown artifact (no-op with a log line when Prefect is unreachable)."""
-    from prefect.artifacts import create_markdown_artifact
+    """Queue a Prefect markdown artifact (:mod:`geoask.artifact_publisher`)."""
+    from prefect.artifacts import MarkdownArtifact
 
-    _publish(create_markdown_artifact, key=key, markdown=markdown, description=description)
+    _publish(lambda: MarkdownArtifact(key=key, markdown=markdown, description=description))
 
 
 def publish_table(key: str, rows: list[dict[str, Any]], description: str = "") -> None:
-    """Create a Prefect table artifact of ``rows`` (values shown as text)."""
-    from prefect.artifacts import create_table_artifact
+    """Queue a Prefect table artifact of ``rows`` (values shown as text)."""
+    from prefect.artifacts import TableArtifact
 
     table = [{str(k): _cell(v) for k, v in row.items()} for row in rows]
-    _publish(create_table_artifact, key=key, table=table, description=description)
+    _publish(lambda: TableArtifact(key=key, table=table, description=description))
 
 
 def publish_link(key: str, link: str, text: str, description: str = "") -> None:
-    """Create a Prefect link artifact to an exported file."""
-    from prefect.artifacts import create_link_artifact
+    """Queue a Prefect link artifact to an exported file."""
+    from prefect.artifacts import LinkArtifact
 
-    _publish(create_link_artifact, key=key, link=link, link_text=text, description=description)
+    _publish(lambda: LinkArtifact(key=key, link=link, link_text=text, description=description))
 
 
 def code_block(text: str, language: str = "") -> str:
@@ -147,13 +148,16 @@ def code_block(text: str, language: str = "") -> str:
     return f"{fence}{language}\n{text}\n{fence}"
 
 
-def _publish(create: Any, **kwargs: Any) -> None:
+def _publish(make: Callable[[], Any]) -> None:
     # Artifacts are a view for the UI; the files under the run folder are the record. A UI
-    # that is down must not fail the question.
+    # that is down must not fail the question, nor make it wait: they are posted in the
+    # background (geoask.artifact_publisher).
+    from geoask.artifact_publisher import submit
+
     try:
-        create(**kwargs)
+        submit(make())
     except Exception as error:  # any client failure is only logged
-        logger.warning("could not create Prefect artifact %s: %s", kwargs.get("key"), error)
+        logger.warning("could not create Prefect artifact: %s", error)
 
 
 def _cell(value: Any) -> Any:

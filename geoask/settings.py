@@ -259,6 +259,24 @@ class Settings(BaseSettings):
     sandbox_uid_count: int = Field(
         default=60_000, ge=1, description="Size of the sandbox uid range."
     )
+    sandbox_session_timeout_s: float = Field(
+        default=900.0, gt=0,
+        description="Wall-clock limit of a persistent sandbox session, start to close (s).",
+    )
+    sandbox_session_cpu_s: int = Field(
+        default=300, ge=1,
+        description="CPU-time limit of a persistent sandbox session, all cells (s, RLIMIT_CPU).",
+    )
+    sandbox_cell_timeout_s: float = Field(
+        default=120.0, gt=0,
+        description="Wall-clock limit of one cell of a sandbox session (s); a cell past it "
+        "ends the session.",
+    )
+    sandbox_cell_cpu_s: int = Field(
+        default=60, ge=1,
+        description="CPU-time limit of one cell of a sandbox session (s); a cell past it ends "
+        "the session.",
+    )
     sandbox_stdout_tail_chars: int = Field(
         default=4000, ge=200, description="How much of the end of stdout an outcome keeps."
     )
@@ -294,6 +312,10 @@ class Settings(BaseSettings):
     )
     model_answer: str | None = Field(
         default=None, description="Model of the answer agent (overrides GEOASK_MODEL)."
+    )
+    model_react: str | None = Field(
+        default=None,
+        description="Model of the ReAct agent of the REACT variant (overrides GEOASK_MODEL).",
     )
     model_catalog: str | None = Field(
         default=None,
@@ -350,12 +372,15 @@ class Settings(BaseSettings):
         description="Longest question accepted (characters); a longer one is refused in one "
         "line before any agent call (every agent would be sent it).",
     )
-    variant: Literal["FULL", "POSTGIS", "NO_STCA", "NO_PLANNER", "BASE"] = Field(
+    variant: Literal["FULL", "POSTGIS", "NO_STCA", "NO_PLANNER", "BASE", "REACT",
+                     "PLAN_EXECUTE"] = Field(
         default="FULL",
         description=(
             "Pipeline variant: FULL (spatial computation in Python, not SQL), POSTGIS (spatial "
             "SQL allowed), NO_STCA (no Python steps; spatial SQL allowed), NO_PLANNER (one SQL "
-            "step, then Python only if the SQL agent asks), BASE (plain relational SQL only)."
+            "step, then Python only if the SQL agent asks), BASE (plain relational SQL only); the "
+            "baselines REACT (one tool-using agent over a persistent sandbox session) and "
+            "PLAN_EXECUTE (plan once, execute, replan on failure; no reviewer)."
         ),
     )
     flow_max_step_attempts: int = Field(
@@ -372,6 +397,12 @@ class Settings(BaseSettings):
     flow_max_step_runs: int = Field(
         default=12, ge=1,
         description="Total step executions (SQL and Python, all attempts) per question.",
+    )
+    react_max_steps: int = Field(
+        default=24, ge=2, le=200,
+        description="Step budget of the REACT variant's agent: tool calls plus the final answer "
+        "per question; a tool call past it is not run (the agent is told to answer now), and "
+        "an agent still without an answer after its output retries fails the run.",
     )
     flow_evidence_rows: int = Field(
         default=50, ge=1,
@@ -442,7 +473,8 @@ class Settings(BaseSettings):
     )
     bench_bootstrap_samples: int = Field(
         default=2000, ge=100,
-        description="Bootstrap resamples of the 95% interval of SSA over repeated runs (seed 0).",
+        description="Bootstrap resamples of the 95% intervals of SSA, FEPSR and routing "
+        "accuracy over cases (percentile bootstrap, seed 0).",
     )
 
     # Prefect server and deployments (geoask/service/, issue #8).
@@ -481,6 +513,15 @@ class Settings(BaseSettings):
         description=(
             "PREFECT_HOME of the server and its runs (SQLite database, persisted flow results, "
             "server.log); unset: <home>/prefect."
+        ),
+    )
+    server_worker: bool = Field(
+        default=True,
+        description=(
+            "`geoask server` keeps a warm question worker, and `geoask ask` hands a question "
+            "to it when the server runs with the same settings, model credentials and code "
+            "(no cold start: imports, catalog, model set-up); otherwise, or with false, the "
+            "command answers in its own process."
         ),
     )
     server_poll_interval_s: int = Field(

@@ -8,7 +8,13 @@ POSTGIS     postgis        yes     yes          spatial SQL (ST_*) allowed as we
 NO_STCA     postgis        yes     no           no computation agent: everything in SQL
 NO_PLANNER  separated      no      on request   one SQL step; Python only if the SQL agent asks
 BASE        separated      no      no           plain relational SQL only
+REACT       separated      no      cells        one tool-using agent over a persistent session
+PLAN_EXEC.. separated      yes     yes          plan once, execute, replan on failure; no
+                                                execution-state manager, no reviewer
 =========== ============== ======= ============ ==============================================
+
+REACT and PLAN_EXECUTE are the published baselines (``design`` ``react``/``plan_execute``),
+run by ``flows/baselines.py``; the other five are designs of the staged pipeline.
 """
 
 from __future__ import annotations
@@ -30,16 +36,19 @@ from geoask.plan import (
     StepKind,
 )
 from geoask.sql.context import SpatialPolicy
+from geoask.state import Decision, ExecutionState, Transition
 
 
 class Variant(StrEnum):
-    """The five pipeline variants of issue #6."""
+    """The five pipeline variants of issue #6 and the two baselines of issue #19."""
 
     FULL = "FULL"
     POSTGIS = "POSTGIS"
     NO_STCA = "NO_STCA"
     NO_PLANNER = "NO_PLANNER"
     BASE = "BASE"
+    REACT = "REACT"
+    PLAN_EXECUTE = "PLAN_EXECUTE"
 
 
 @dataclass(frozen=True)
@@ -51,12 +60,16 @@ class VariantConfig:
         use_planner: True if the planner agent makes the plan; else a one-SQL-step plan.
         python_steps: ``"yes"`` (planned Python steps run), ``"no"`` (never) or
             ``"on_request"`` (added only when the SQL agent sets ``needs_python``).
+        design: ``staged`` (the execution-state manager's pipeline), ``react`` (one agent
+            with tools over a persistent sandbox session) or ``plan_execute`` (plan once,
+            execute, replan on failure).
 
     """
 
     policy: SpatialPolicy
     use_planner: bool
     python_steps: Literal["yes", "no", "on_request"]
+    design: Literal["staged", "react", "plan_execute"] = "staged"
 
 
 VARIANTS: dict[Variant, VariantConfig] = {
@@ -65,6 +78,8 @@ VARIANTS: dict[Variant, VariantConfig] = {
     Variant.NO_STCA: VariantConfig(SpatialPolicy.POSTGIS, True, "no"),
     Variant.NO_PLANNER: VariantConfig(SpatialPolicy.SEPARATED, False, "on_request"),
     Variant.BASE: VariantConfig(SpatialPolicy.SEPARATED, False, "no"),
+    Variant.REACT: VariantConfig(SpatialPolicy.SEPARATED, False, "yes", "react"),
+    Variant.PLAN_EXECUTE: VariantConfig(SpatialPolicy.SEPARATED, True, "yes", "plan_execute"),
 }
 
 
@@ -75,7 +90,7 @@ def parse_variant(name: str) -> Variant:
     <Variant.NO_PLANNER: 'NO_PLANNER'>
 
     Raises:
-        ConfigurationError: ``name`` is not one of the five variants.
+        ConfigurationError: ``name`` is not one of the seven variants.
 
     """
     key = name.strip().upper().replace("-", "_")
@@ -167,3 +182,27 @@ def with_python_step(plan: Plan, question: str) -> Plan:
         update={"computation_needed": True, "geometry_needed": True}
     )
     return plan.model_copy(update={"steps": [*plan.steps, python], "constraints": constraints})
+
+
+def plan_execute_decision(state: ExecutionState, step_id: str, reason: str) -> Decision:
+    """What PLAN_EXECUTE does after ``step_id`` failed: replan, or stop when that is used up.
+
+    The classic baseline has no step-level recovery (no revise, no repair, no reviewer): any
+    failed step drops the plan and the planner is asked again with the failure, at most
+    ``limits.max_replans`` times and within ``limits.max_step_runs`` step runs.
+
+    >>> from geoask.state import Limits, start
+    >>> plan_execute_decision(start("q", "PLAN_EXECUTE", Limits()), "sql-1", "bad").transition
+    <Transition.REPLAN: 'replan'>
+    >>> plan_execute_decision(start("q", "PLAN_EXECUTE", Limits(max_replans=0)), "sql-1",
+    ...                       "bad").transition
+    <Transition.TERMINATE: 'terminate'>
+    """
+    why = f"{step_id} failed: {' '.join(reason.split())[:240]}"
+    if state.step_runs >= state.limits.max_step_runs:
+        return Decision(transition=Transition.TERMINATE, reason=f"{why}; the step budget of "
+                        f"{state.limits.max_step_runs} step runs is used up")
+    if state.replans >= state.limits.max_replans:
+        return Decision(transition=Transition.TERMINATE,
+                        reason=f"{why}; all {state.limits.max_replans} replans are used")
+    return Decision(transition=Transition.REPLAN, reason=why)

@@ -19,12 +19,15 @@ mimetypes.add_type("application/vnd.apache.parquet", ".parquet")
 mimetypes.add_type("application/geopackage+sqlite3", ".gpkg")
 
 
-def collect_artifacts(scratch: Path, target_url: str) -> tuple[list[Artifact], str | None]:
+def collect_artifacts(
+    scratch: Path, target_url: str, seen: dict[str, tuple[int, int]] | None = None
+) -> tuple[list[Artifact], str | None]:
     """Copy the regular files under ``scratch`` to the fsspec folder ``target_url``.
 
     Links are not followed and, like pipes and devices, skipped; at most
     :data:`MAX_ARTIFACTS` files are kept. Returns the artifacts and a note on what was skipped
-    (None when nothing was).
+    (None when nothing was). With ``seen`` (a session's record: name -> (mtime ns, size) of
+    files collected before), only new or changed files are copied, and ``seen`` is updated.
     """
     files: list[tuple[str, Path, int]] = []
     past_cap = not_regular = 0
@@ -36,10 +39,15 @@ def collect_artifacts(scratch: Path, target_url: str) -> tuple[list[Artifact], s
             info = path.lstat()
             if not stat.S_ISREG(info.st_mode):
                 not_regular += 1
+            elif seen is not None and seen.get(path.relative_to(scratch).as_posix()) == (
+                    info.st_mtime_ns, info.st_size):
+                continue
             elif len(files) >= MAX_ARTIFACTS:
                 past_cap += 1
             else:
                 files.append((path.relative_to(scratch).as_posix(), path, info.st_size))
+                if seen is not None:
+                    seen[files[-1][0]] = (info.st_mtime_ns, info.st_size)
     notes = []
     if past_cap:
         notes.append(f"{past_cap} files past the first {MAX_ARTIFACTS} were not collected")

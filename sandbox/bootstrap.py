@@ -1,7 +1,8 @@
 """Runs inside the sandbox before the generated script: seccomp filter, then the script.
 
-Not imported by geoask. Bubblewrap mounts this file read-only at ``/job/bootstrap.py`` and the
-sandbox runtime runs ``/runtime/bin/python -I /job/bootstrap.py``. Standard library only.
+Bubblewrap mounts this file read-only at ``/job/bootstrap.py`` and the sandbox runtime runs
+``/runtime/bin/python -I /job/bootstrap.py``. Standard library only; geoask itself imports it
+only for :func:`error_report` (the fake session classifies errors like the real one).
 
 Order matters: (0) write ``/meta/started`` so the host can tell a failed bwrap setup from a
 failed script; (1) copy matplotlib's prebuilt font cache into the private MPLCONFIGDIR;
@@ -12,6 +13,9 @@ interfaces an analysis never needs (ptrace, namespaces, mounts, bpf, io_uring, .
 traceback of the script's own frames to stderr and write a structured report to
 ``/meta/error.json`` for the host to classify. The filter is installed while only the main
 thread exists, so every later thread inherits it.
+
+With ``--session`` (a persistent session, :mod:`sandbox.session`), step (3) is
+:func:`run_session` instead: a cell loop over the socket the host passed as stdin.
 """
 
 from __future__ import annotations
@@ -25,11 +29,15 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import struct
 import sys
 import traceback
 
 SCRIPT_PATH = "/job/script.py"
+CELL_PATH = "/job/cell.py"
+#: Largest request frame the cell loop accepts (bytes of JSON).
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
 ERROR_REPORT_PATH = "/meta/error.json"
 STARTED_MARKER_PATH = "/meta/started"
 REPORT_RESERVE_PATH = "/meta/reserve"
@@ -152,13 +160,19 @@ def _prepare_matplotlib() -> None:
             shutil.copyfile(os.path.join(MPL_CACHE_SOURCE, name), os.path.join(target, name))
 
 
-def _error_report(error: BaseException) -> dict[str, object]:
+def error_report(error: BaseException, path: str = SCRIPT_PATH) -> dict[str, object]:
+    """Describe ``error`` for the host's classifier, keeping only frames of the code at ``path``.
+
+    Keys: ``exception_type``, ``exception_module``, ``exception_mro``, ``message``, ``frames``
+    (``{line, function, code}``, at most 10) and, by type, ``key``, ``module``, ``errno`` - the
+    input of :func:`sandbox.diagnosis.classify_report`.
+    """
     frames = [
         {"line": frame.lineno, "function": frame.name, "code": (frame.line or "")[:200]}
         for frame in traceback.extract_tb(error.__traceback__)
-        if frame.filename == SCRIPT_PATH
+        if frame.filename == path
     ]
-    if isinstance(error, SyntaxError) and error.filename == SCRIPT_PATH:
+    if isinstance(error, SyntaxError) and error.filename == path:
         frames.append({"line": error.lineno, "function": "<module>",
                        "code": (error.text or "").strip()[:200]})
     report: dict[str, object] = {
@@ -177,11 +191,12 @@ def _error_report(error: BaseException) -> dict[str, object]:
     return report
 
 
-def _print_user_traceback(error: BaseException) -> None:
+def _print_user_traceback(error: BaseException, path: str = SCRIPT_PATH) -> None:
     lines = ["Traceback (most recent call last, frames in your script):\n"]
     for frame in traceback.extract_tb(error.__traceback__):
-        if frame.filename == SCRIPT_PATH:
-            lines.append(f'  File "script.py", line {frame.lineno}, in {frame.name}\n')
+        if frame.filename == path:
+            lines.append(f'  File "{os.path.basename(path)}", line {frame.lineno}, in '
+                         f'{frame.name}\n')
             if frame.line:
                 lines.append(f"    {frame.line}\n")
     lines.extend(traceback.format_exception_only(type(error), error))
@@ -190,6 +205,7 @@ def _print_user_traceback(error: BaseException) -> None:
 
 def main() -> int:
     """Prepare the process, run the script, return the exit status (1 on an uncaught error)."""
+    session = sys.argv[1:] == ["--session"]
     sys.dont_write_bytecode = True
     with open(STARTED_MARKER_PATH, "w", encoding="utf-8") as marker:
         marker.write("started\n")  # tells the host that bwrap's setup succeeded
@@ -203,6 +219,8 @@ def main() -> int:
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     sys.argv = ["script.py"]
     sys.path.insert(0, "/scratch")
+    if session:
+        return run_session()
     try:
         with open(SCRIPT_PATH, encoding="utf-8") as handle:
             code = compile(handle.read(), SCRIPT_PATH, "exec")
@@ -216,7 +234,7 @@ def main() -> int:
             os.unlink(REPORT_RESERVE_PATH)
         try:
             with open(ERROR_REPORT_PATH, "w", encoding="utf-8") as handle:
-                json.dump(_error_report(error), handle)
+                json.dump(error_report(error), handle)
         except OSError:
             pass
         return 1
@@ -236,6 +254,107 @@ def _report_usage() -> None:
              "children_maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}
     with contextlib.suppress(OSError), open(USAGE_REPORT_PATH, "w", encoding="utf-8") as handle:
         json.dump(usage, handle)
+
+
+def run_session() -> int:
+    """Run cells sent by the host until it closes the channel; return 0.
+
+    The channel is the socket the host passed as stdin (moved off fd 0, which becomes
+    ``/dev/null``). Frames are a 4-byte big-endian length and UTF-8 JSON. The loop first
+    sends ``{"ready": true, ...usage}``; each request ``{"seq": n, "code": str, "cpu_s": s}``
+    gets ``{"seq": n, "error": report | null, ...usage}`` after the cell ran in the one
+    namespace all cells share. Before a cell, fds 1 and 2 (the host's stdout/stderr files)
+    are emptied, so they hold that cell's output only, and RLIMIT_CPU's soft limit is set to
+    ``cpu_s`` past the CPU used so far (SIGXCPU ends the process; the host watches too).
+    """
+    channel = os.dup(0)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": __builtins__}
+    _send(channel, {"ready": True, **_usage()})
+    while True:
+        request = _receive(channel)
+        if request is None:
+            return 0
+        _empty_output()
+        _limit_cell_cpu(float(request["cpu_s"]))  # type: ignore[arg-type]
+        started = _usage()["cpu_s"]
+        report = _run_cell(str(request["code"]), namespace)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        usage = _usage()
+        _send(channel, {"seq": request["seq"], "error": report, **usage,
+                        "cell_cpu_s": usage["cpu_s"] - started})
+
+
+def _run_cell(source: str, namespace: dict[str, object]) -> dict[str, object] | None:
+    """Run one cell; return the error report of an uncaught exception, else None."""
+    try:
+        exec(compile(source, CELL_PATH, "exec"), namespace)  # noqa: S102 - isolated outside
+    except SystemExit as stop:
+        if stop.code in (None, 0):
+            return None
+        return error_report(stop, CELL_PATH)
+    except BaseException as error:  # every failure is reported to the host
+        with contextlib.suppress(OSError, ValueError):
+            _print_user_traceback(error, CELL_PATH)
+        return error_report(error, CELL_PATH)
+    return None
+
+
+def _empty_output() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+
+
+def _limit_cell_cpu(cpu_s: float) -> None:
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(_usage()["cpu_s"] + cpu_s + 0.999)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _usage() -> dict[str, float]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kib": float(usage.ru_maxrss)}
+
+
+def _send(channel: int, message: dict[str, object]) -> None:
+    payload = json.dumps(message, default=str).encode("utf-8", "backslashreplace")
+    data = struct.pack(">I", len(payload)) + payload
+    while data:
+        data = data[os.write(channel, data):]
+
+
+def _receive(channel: int) -> dict[str, object] | None:
+    header = _read_exact(channel, 4)
+    if header is None:
+        return None
+    (size,) = struct.unpack(">I", header)
+    if size > MAX_REQUEST_BYTES:
+        return None
+    payload = _read_exact(channel, size)
+    return None if payload is None else json.loads(payload)
+
+
+def _read_exact(channel: int, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(channel, size - len(chunks))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
 
 
 if __name__ == "__main__":

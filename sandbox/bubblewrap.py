@@ -33,10 +33,8 @@ Protections and how each is enforced (host side here, in-process side in ``boots
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import subprocess
-import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -49,6 +47,7 @@ from sandbox import diagnosis
 from sandbox.artifacts import collect_artifacts
 from sandbox.host import (
     Finished,
+    allocate_uid,
     files_mib,
     first_untraversable_ancestor,
     kill_uid_processes,
@@ -57,23 +56,27 @@ from sandbox.host import (
     read_head_tail,
     read_report,
     read_tail,
+    release_uid,
     reported_peak_mib,
-    uid_pids,
     unmount,
     wait,
 )
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
-from sandbox.models import OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
+from sandbox.models import (
+    OutcomeStatus,
+    SandboxLimits,
+    SandboxOutcome,
+    ScriptError,
+)
 from sandbox.protocol import ProtocolViolation, first_unencodable_name, parse_protocol
 from sandbox.runtime import pinned_requirements, read_stamp, requirements_hash
+from sandbox.session import BubblewrapSession
 
 BOOTSTRAP_SOURCE = Path(__file__).with_name("bootstrap.py")
 PROTOCOL_TAIL_BYTES = 8 * 1024 * 1024
 STDERR_READ_BYTES = 1024 * 1024
 
 FAILED_RUN_FILES_NOTE = "files written to /scratch are kept only from a successful run"
-_UIDS_LOCK = threading.Lock()
-_UIDS_IN_USE: set[int] = set()
 
 
 
@@ -98,6 +101,8 @@ class BubblewrapSandbox:
         bwrap: the bubblewrap executable.
         runtime_hash: requirements hash the runtime must carry (see
             :func:`sandbox.runtime.requirements_hash`); None skips the staleness check.
+        session_limits: bounds of a session when :meth:`open_session` gets none.
+        cell_timeout_s, cell_cpu_s: per-cell wall clock and CPU time of a session (s).
 
     """
 
@@ -114,6 +119,9 @@ class BubblewrapSandbox:
         stderr_chars: int = 4000,
         bwrap: str = "bwrap",
         runtime_hash: str | None = None,
+        session_limits: SandboxLimits | None = None,
+        cell_timeout_s: float = 120.0,
+        cell_cpu_s: int = 60,
     ) -> None:
         self.runtime_dir = runtime_dir
         self.work_dir = work_dir
@@ -125,6 +133,9 @@ class BubblewrapSandbox:
         self.stderr_chars = stderr_chars
         self.bwrap = bwrap
         self.runtime_hash = runtime_hash
+        self.session_limits = session_limits or self.default_limits
+        self.cell_timeout_s = cell_timeout_s
+        self.cell_cpu_s = cell_cpu_s
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BubblewrapSandbox:
@@ -139,6 +150,9 @@ class BubblewrapSandbox:
             stdout_tail_chars=settings.sandbox_stdout_tail_chars,
             stderr_chars=settings.sandbox_stderr_chars,
             runtime_hash=requirements_hash(pinned_requirements(), settings.sandbox_base_python),
+            session_limits=SandboxLimits.for_session(settings),
+            cell_timeout_s=settings.sandbox_cell_timeout_s,
+            cell_cpu_s=settings.sandbox_cell_cpu_s,
         )
 
     def run(
@@ -152,37 +166,43 @@ class BubblewrapSandbox:
 
         """
         limits = limits or self.default_limits
-        bwrap, prlimit = self._check_prerequisites()
+        bwrap, prlimit = self.check_prerequisites()
         run_id = uuid.uuid4().hex[:16]
-        uid = self._allocate_uid()
+        uid = self.allocate_uid()
         run_dir = self.work_dir / run_id
         try:
-            self._prepare_run_dir(run_dir, script, inputs, uid, limits)
+            self.prepare_run_dir(run_dir, script, inputs, uid, limits)
             finished = self._execute(bwrap, prlimit, run_dir, uid, limits)
             return self._outcome(run_dir, run_id, finished, limits)
         finally:
             kill_uid_processes(uid)
             unmount(run_dir / "rw")
             shutil.rmtree(run_dir, ignore_errors=True)
-            with _UIDS_LOCK:
-                _UIDS_IN_USE.discard(uid)
+            release_uid(uid)
+
+    def open_session(self, limits: SandboxLimits | None = None) -> BubblewrapSession:
+        """Start a persistent session; see :meth:`sandbox.models.Sandbox.open_session`.
+
+        Raises:
+            SandboxError: as :meth:`run`, or the session's process did not start.
+
+        """
+        return BubblewrapSession(self, limits or self.session_limits)
 
     # -- steps -------------------------------------------------------------------------------
 
-    def _allocate_uid(self) -> int:
-        """Pick a uid from the range that no run in this process uses and no process holds."""
-        with _UIDS_LOCK:
-            for _ in range(100):
-                uid = self.uid_base + secrets.randbelow(self.uid_count)
-                if uid not in _UIDS_IN_USE and not uid_pids(uid):
-                    _UIDS_IN_USE.add(uid)
-                    return uid
-        raise SandboxError(
-            "no free sandbox uid found; widen GEOASK_SANDBOX_UID_COUNT or check for stuck "
-            "sandbox processes"
-        )
+    def allocate_uid(self) -> int:
+        """Pick a free uid from this sandbox's range (see :func:`sandbox.host.allocate_uid`)."""
+        return allocate_uid(self.uid_base, self.uid_count)
 
-    def _check_prerequisites(self) -> tuple[str, str]:
+    def check_prerequisites(self) -> tuple[str, str]:
+        """Return the paths of bwrap and prlimit after checking everything a run needs.
+
+        Raises:
+            SandboxError: a tool or the (current) runtime is missing, not root, or a folder
+                the run's uid must reach is not searchable.
+
+        """
         bwrap = shutil.which(self.bwrap)
         if bwrap is None:
             raise SandboxError(
@@ -219,10 +239,16 @@ class BubblewrapSandbox:
                 )
         return bwrap, prlimit
 
-    def _prepare_run_dir(
+    def prepare_run_dir(
         self, run_dir: Path, script: str, inputs: Sequence[Path], uid: int,
         limits: SandboxLimits,
     ) -> None:
+        """Create ``run_dir`` (job, input, and the capped rw/{scratch,meta}) for ``uid``.
+
+        Raises:
+            SandboxError: an input is missing, two share a name, or the tmpfs mount failed.
+
+        """
         names = [Path(path).name for path in inputs]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:

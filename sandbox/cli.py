@@ -2,7 +2,8 @@
 
 Run ``geoask sandbox setup`` once (idempotent), then
 ``geoask sandbox run SCRIPT [--input FILE ...] [--timeout S] [--memory MiB]``, which prints the
-outcome as JSON.
+outcome as JSON, or ``geoask sandbox cells CELL ... [--input FILE ...]``, which runs the files
+as cells of one persistent session and prints one outcome per line.
 """
 
 from __future__ import annotations
@@ -93,4 +94,42 @@ def run(
     detail = outcome.failure_detail()
     if detail is not None:
         typer.echo(f"script failed: {detail}", err=True)
+        raise typer.Exit(EXIT_SCRIPT_FAILED)
+
+
+@app.command("cells")
+def cells(
+    files: Annotated[list[Path], typer.Argument(help="Python files, run in order as cells.")],
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--input", "-i", help="Input file, mounted read-only at /input/<name> (repeatable)."
+        ),
+    ] = None,
+) -> None:
+    """Run FILES as the cells of one persistent session; print each outcome as a JSON line.
+
+    Cells share their variables. Exit 0 when every cell succeeded, 3 when one failed (the run
+    stops at a cell that ended the session), 1 when the sandbox could not run.
+    """
+    from sandbox.bubblewrap import BubblewrapSandbox
+
+    sources = []
+    for path in files:
+        try:
+            sources.append(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as error:
+            raise SandboxError(f"cannot read cell {path}: {error}") from error
+    failed = False
+    with BubblewrapSandbox.from_settings(get_settings()).open_session() as session:
+        for index, source in enumerate(sources):
+            outcome = session.run_cell(source, (inputs or []) if index == 0 else [])
+            typer.echo(outcome.model_dump_json())
+            detail = outcome.failure_detail()
+            if detail is not None:
+                failed = True
+                typer.echo(f"cell {index + 1} ({files[index]}) failed: {detail}", err=True)
+            if session.ended is not None:
+                break
+    if failed:
         raise typer.Exit(EXIT_SCRIPT_FAILED)

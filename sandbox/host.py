@@ -8,10 +8,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import select
 import signal as signals
 import stat
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,34 @@ from typing import Any, BinaryIO
 from geoask.errors import SandboxError
 from sandbox import diagnosis
 from sandbox.models import SandboxLimits
+
+_UIDS_LOCK = threading.Lock()
+_UIDS_IN_USE: set[int] = set()
+
+
+def allocate_uid(uid_base: int, uid_count: int) -> int:
+    """Pick a uid in ``[uid_base, uid_base + uid_count)`` no run here uses and no process holds.
+
+    Raises:
+        SandboxError: none found in 100 tries.
+
+    """
+    with _UIDS_LOCK:
+        for _ in range(100):
+            uid = uid_base + secrets.randbelow(uid_count)
+            if uid not in _UIDS_IN_USE and not uid_pids(uid):
+                _UIDS_IN_USE.add(uid)
+                return uid
+    raise SandboxError(
+        "no free sandbox uid found; widen GEOASK_SANDBOX_UID_COUNT or check for stuck "
+        "sandbox processes"
+    )
+
+
+def release_uid(uid: int) -> None:
+    """Give ``uid`` back to the pool (after its processes were killed)."""
+    with _UIDS_LOCK:
+        _UIDS_IN_USE.discard(uid)
 
 
 @dataclass

@@ -2,6 +2,8 @@
 
 The question flow depends on :class:`Sandbox` only; :class:`sandbox.bubblewrap.BubblewrapSandbox`
 is the real implementation and :class:`sandbox.fake.FakeSandbox` the in-memory one for tests.
+:meth:`Sandbox.open_session` starts a :class:`SandboxSession`: one isolated Python process that
+keeps its state between cells (:mod:`sandbox.session` is the real one).
 """
 
 from __future__ import annotations
@@ -66,6 +68,18 @@ class SandboxLimits(BaseModel):
             tmp_mib=settings.sandbox_tmp_mib,
             scratch_mib=settings.sandbox_scratch_mib,
         )
+
+    @classmethod
+    def for_session(cls, settings: Settings) -> SandboxLimits:
+        """Default bounds of a whole session (see :meth:`Sandbox.open_session`).
+
+        The script limits with the session's wall clock (``GEOASK_SANDBOX_SESSION_TIMEOUT_S``)
+        and total CPU time (``GEOASK_SANDBOX_SESSION_CPU_S``).
+        """
+        return cls.from_settings(settings).model_copy(update={
+            "timeout_s": settings.sandbox_session_timeout_s,
+            "cpu_s": settings.sandbox_session_cpu_s,
+        })
 
 
 class ProtocolResult(BaseModel):
@@ -148,11 +162,14 @@ class SandboxOutcome(BaseModel):
         ``sandbox status <status>`` when there is none - the text the compute agent's retry,
         the benchmark's verdict and ``geoask sandbox run`` all show.
 
-        >>> SandboxOutcome(status="timeout", error=ScriptError(kind="timeout", message="wall "
-        ...     "clock 10 s exceeded", hint="do less work")).failure_detail()
+        >>> SandboxOutcome.model_construct(status="timeout", protocol=None, error=ScriptError(
+        ...     kind="timeout", message="wall clock 10 s exceeded", hint="do less work")
+        ... ).failure_detail()
         'timeout: wall clock 10 s exceeded; hint: do less work'
         """
         if self.ok and self.protocol is not None:
+            return None
+        if self.ok:  # a session cell that succeeded without giving a result
             return None
         error = self.error
         if error is None:
@@ -187,4 +204,88 @@ class Sandbox(Protocol):
             SandboxError: the sandbox itself could not run (no bwrap, no runtime, bad input).
 
         """
+        ...
+
+    def open_session(self, limits: SandboxLimits | None = None) -> SandboxSession:
+        """Start a persistent session (one isolated process that keeps state between cells).
+
+        Args:
+            limits: bounds of the whole session: ``timeout_s`` is its wall clock from start to
+                close, ``cpu_s`` its total CPU time, ``memory_mib`` its process's address
+                space, the others as for :meth:`run`. None means the configured session
+                defaults (``GEOASK_SANDBOX_SESSION_*``). Per-cell wall/CPU bounds come from
+                ``GEOASK_SANDBOX_CELL_*`` (never more than what is left of the session's).
+
+        Raises:
+            SandboxError: the sandbox could not start (as for :meth:`run`).
+
+        """
+        ...
+
+
+class SandboxSession(Protocol):
+    """One isolated Python process that keeps its state between cells, like a Jupyter kernel.
+
+    Variables, imported modules and loaded GeoDataFrames stay in memory from cell to cell.
+
+    Contract (the real :class:`sandbox.session.BubblewrapSession` and the fake both keep it):
+
+    - A cell runs in one namespace shared by all cells of the session (``__name__`` is
+      ``"__main__"``); ``/scratch`` and ``/tmp`` persist too, ``/input`` grows.
+    - A failing cell is an outcome (``status``/``error`` filled as by :meth:`Sandbox.run`,
+      line numbers relative to the cell), not an exception; the session survives it.
+    - A cell gives a result with the same protocol as a script (its stdout ends with the
+      ``{status, summary, result}`` object): ``protocol`` is set and ``status`` is
+      ``success`` or ``script_reported_error``. A cell whose output does not end with a JSON
+      object holding a ``"status"`` key gave no result: ``status`` is ``success`` and
+      ``protocol`` is None (its prints are in ``stdout``). A final object that attempts the
+      protocol but breaks it is a ``protocol_error``.
+    - A cell that exceeds its wall clock, the session's wall clock or CPU time, or crashes the
+      process (segfault, ``os._exit``) ends the session: its outcome says why (status
+      ``timeout``, ``limit_exceeded`` or ``killed``), everything of the session is killed, and
+      later calls raise ``SandboxError("session ended: ...")``. A ``MemoryError`` inside the
+      memory limit is an ordinary failing cell (the session survives it).
+    - :meth:`close` is idempotent and leaves nothing of the session running.
+    """
+
+    def run_cell(
+        self, code: str, inputs: Sequence[Path] = (), timeout_s: float | None = None
+    ) -> SandboxOutcome:
+        """Run ``code`` in the session's namespace.
+
+        Args:
+            code: Python source of the cell.
+            inputs: host files made readable at ``/input/<file name>`` from this cell on
+                (copied; a name already added with other content is refused).
+            timeout_s: this cell's wall clock (s); None means ``GEOASK_SANDBOX_CELL_TIMEOUT_S``;
+                never more than what is left of the session's wall clock.
+
+        Returns:
+            The cell's outcome (see the class docstring).
+
+        Raises:
+            SandboxError: the session has ended or was closed (``"session ended: <why>"``), an
+                input is missing or clashes with an earlier one.
+
+        """
+        ...
+
+    @property
+    def ended(self) -> str | None:
+        """Why the session ended, or None while cells can still run.
+
+        For example ``"closed"`` or ``"cell 3 ran longer than its wall clock of 5 s"``.
+        """
+        ...
+
+    def close(self) -> None:
+        """End the session and its process; nothing of it is left running (idempotent)."""
+        ...
+
+    def __enter__(self) -> SandboxSession:
+        """Return the session itself (``with sandbox.open_session() as session:``)."""
+        ...
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the session."""
         ...

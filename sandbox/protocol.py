@@ -3,7 +3,7 @@ r"""The output protocol: a script's last output is one JSON object ``{status, su
 :func:`parse_protocol` finds that object at the end of stdout and checks it; a violation raises
 :class:`ProtocolViolation` whose message tells the model exactly what to change.
 
->>> parse_protocol('noise\\n{"status": "success", "summary": "3 parks", "result": {"n": 3}}\\n')
+>>> parse_protocol('noise\n{"status": "success", "summary": "3 parks", "result": {"n": 3}}\n')
 ProtocolResult(status='success', summary='3 parks', result={'n': 3})
 """
 
@@ -52,6 +52,48 @@ def parse_protocol(stdout: str) -> ProtocolResult:
         )
     value = _last_json_value(text)
     return check_protocol_object(value)
+
+
+def parse_cell_protocol(stdout: str) -> ProtocolResult | None:
+    r"""Return the protocol object ending a session cell's ``stdout``, or None if it gave none.
+
+    A cell (see :class:`sandbox.models.SandboxSession`) need not give a result: output that
+    does not end with a JSON object holding a ``"status"`` key is no result (None). An object
+    that has ``"status"`` attempts the protocol and is checked like a script's.
+
+    >>> parse_cell_protocol("loaded 12 rows\n") is None
+    True
+    >>> parse_cell_protocol('{"rows": 12}') is None
+    True
+    >>> parse_cell_protocol('{"status": "success", "summary": "12", "result": [12]}').result
+    [12]
+
+    Raises:
+        ProtocolViolation: the final object attempts the protocol but breaks it (the message
+            says what to fix).
+
+    """
+    try:
+        return parse_protocol(stdout)
+    except ProtocolViolation:
+        if _attempts_protocol(stdout.rstrip()):
+            raise
+        return None
+
+
+def _attempts_protocol(text: str) -> bool:
+    """True when ``text`` ends with a JSON object naming ``"status"``.
+
+    An object that does not parse (NaN, a stray quote) counts when ``"status"`` occurs in
+    the last 4000 characters.
+    """
+    if not text.rsplit("\n", 1)[-1].strip().endswith("}"):
+        return False
+    try:
+        value = _last_json_value(text)
+    except ProtocolViolation:
+        return '"status"' in text[-4000:]
+    return isinstance(value, dict) and "status" in value
 
 
 def check_protocol_object(value: object) -> ProtocolResult:

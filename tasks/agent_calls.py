@@ -13,6 +13,7 @@ import time
 from typing import TypeVar
 
 from pydantic_ai import Agent
+from pydantic_ai.usage import UsageLimits
 
 from geoask.errors import GeoaskError
 from geoask.execution_log import ExecutionRecorder, ModelCall
@@ -24,12 +25,13 @@ OutputT = TypeVar("OutputT")
 
 def call_agent(
     agent: Agent[DepsT, OutputT], deps: DepsT, prompt: str, *, models: ModelProvider,
-    recorder: ExecutionRecorder, stage: str,
+    recorder: ExecutionRecorder, stage: str, usage_limits: UsageLimits | None = None,
 ) -> OutputT:
     """Run ``agent`` on ``deps`` with the user message ``prompt``; its checked output.
 
     The model is ``models(agent.name)``; the call is logged under ``stage``. The output is
     the agent's success or refusal model, already past its output validator.
+    ``usage_limits`` bounds the run's model requests (pydantic-ai's default: 50).
 
     Raises:
         ValueError: ``agent`` has no name (the role that picks its model).
@@ -43,7 +45,7 @@ def call_agent(
     model = models(role)
     begin = time.perf_counter()
     try:
-        result = agent.run_sync(prompt, deps=deps, model=model)
+        result = agent.run_sync(prompt, deps=deps, model=model, usage_limits=usage_limits)
     except Exception as error:
         elapsed = (time.perf_counter() - begin) * 1000
         recorder.model_call(ModelCall(role=role, stage=stage, duration_ms=elapsed,

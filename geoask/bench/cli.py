@@ -168,7 +168,8 @@ def bench(
         "first-attempt faults), or a model string for every agent (see geoask ask --help)."),
     variant: str = typer.Option(
         "FULL", "--variant", "-v",
-        help="FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, a comma-separated list, or all."),
+        help="FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, REACT, PLAN_EXECUTE, a "
+        "comma-separated list, or all (the seven)."),
     tasks_file: Path | None = TASKS_FILE_OPTION,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N cases."),
     repeat: int = typer.Option(
@@ -233,7 +234,7 @@ def bench(
                     "sandbox or Prefect API): fix it and run the same command again to redo "
                     "just those", fg=typer.colors.YELLOW)
     typer.echo(f"report: {folder}/report.md, report.json, report.csv, scores.csv, "
-               "ssa_by_difficulty.png")
+               "ssa_by_difficulty.png, variants.png")
     typer.echo(f"runs:   {folder}/runs/ (one JSON per question: answer, evidence, execution "
                "log, artifact folder); Prefect UI: flow run-benchmark and its answer-question "
                "subflow runs (artifacts benchmark-report, benchmark-summary)")

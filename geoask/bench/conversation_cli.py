@@ -22,6 +22,7 @@ import yaml
 
 from geoask.bench.conversations import ConversationCase, load_conversations
 from geoask.settings import get_settings
+from geoask.yamlio import load_yaml
 
 app = typer.Typer(help="Conversation cases: verify, fill expected values, run the flow.")
 
@@ -86,7 +87,7 @@ def fill_command(conversations: Path | None = FILE_OPTION,
     runner = _runner()
     with tempfile.TemporaryDirectory(prefix="geoask-conv-fill-") as scratch:
         for path in files:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            raw = load_yaml(path.read_text(encoding="utf-8"))
             for conversation in load_conversations(path):
                 entry = next(c for c in raw["conversations"] if c["id"] == conversation.id)
                 for index, turn in enumerate(conversation.turns):

@@ -32,6 +32,7 @@ from geoask.bench.model import (
 )
 from geoask.bench.reference.steps import consolidated_steps
 from geoask.errors import BenchmarkCaseError, validation_problems
+from geoask.yamlio import load_yaml, parsed_file
 
 _REF = re.compile(r"^turn-(\d+)\.((?:sql|python)-\d+)\.([a-z][a-z0-9_]{0,62})$")
 DEFAULT_CONVERSATIONS_DIR = Path(__file__).resolve().parents[2] / "benchmark" / "conversations"
@@ -139,6 +140,18 @@ class ConversationFile(BaseModel):
     conversations: list[ConversationCase] = Field(min_length=1)
 
 
+def _parse_conversation_file(path: Path) -> tuple[ConversationCase, ...]:
+    """The conversations of one file (:func:`load_conversations` keeps them per file)."""
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"))
+        _check_schema(path, data)
+        return tuple(ConversationFile.model_validate(data).conversations)
+    except yaml.YAMLError as error:
+        raise BenchmarkCaseError(f"{path}: not YAML ({error})") from None
+    except ValidationError as error:
+        raise BenchmarkCaseError(f"{path}: {validation_problems(error)}") from None
+
+
 def load_conversations(location: Path = DEFAULT_CONVERSATIONS_DIR,
                        only: tuple[str, ...] = ()) -> list[ConversationCase]:
     """The conversations of a file or of every ``*.yaml`` in a folder (``only``: these ids).
@@ -153,14 +166,7 @@ def load_conversations(location: Path = DEFAULT_CONVERSATIONS_DIR,
         raise BenchmarkCaseError(f"no conversation files at {location}")
     conversations: list[ConversationCase] = []
     for path in files:
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-            _check_schema(path, data)
-            conversations.extend(ConversationFile.model_validate(data).conversations)
-        except yaml.YAMLError as error:
-            raise BenchmarkCaseError(f"{path}: not YAML ({error})") from None
-        except ValidationError as error:
-            raise BenchmarkCaseError(f"{path}: {validation_problems(error)}") from None
+        conversations.extend(parsed_file(path, _parse_conversation_file))
     ids = [c.id for c in conversations] + [t.id for c in conversations for t in c.turns]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:

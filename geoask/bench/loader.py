@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from geoask.bench.model import BenchmarkCase, CaseFile
 from geoask.errors import BenchmarkCaseError, validation_problems
+from geoask.yamlio import load_yaml, parsed_file
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CASES_DIR = REPOSITORY_ROOT / "benchmark" / "cases"
@@ -81,13 +82,20 @@ def case_files(location: Path) -> list[Path]:
 
 
 def load_case_file(path: Path) -> list[LoadedCase]:
-    """Read and validate one case file.
+    """Read and validate one case file (kept while it is unchanged: :func:`parsed_file`).
 
     Raises:
         BenchmarkCaseError: unreadable YAML, a JSON Schema violation (with its path in the
             file) or a model rule violation (with the case id).
 
     """
+    try:
+        return list(parsed_file(path, _parse_case_file))
+    except OSError as error:
+        raise BenchmarkCaseError(f"cannot read case file {path}: {error}") from None
+
+
+def _parse_case_file(path: Path) -> tuple[LoadedCase, ...]:
     raw = _read_yaml(path)
     errors = sorted(
         jsonschema.Draft202012Validator(case_schema()).iter_errors(raw),
@@ -112,7 +120,7 @@ def load_case_file(path: Path) -> list[LoadedCase]:
             raise BenchmarkCaseError(f"{path}: catalog {parsed.catalog!r} names no file "
                                      f"({catalog}); give a path relative to the case file")
     target = CaseTarget(catalog, parsed.database)
-    return [LoadedCase(case, path, target) for case in parsed.cases]
+    return tuple(LoadedCase(case, path, target) for case in parsed.cases)
 
 
 def schema_problem(error: jsonschema.ValidationError) -> str:
@@ -228,7 +236,7 @@ def rounded(value: Any, digits: int = 10) -> Any:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise BenchmarkCaseError(f"cannot read case file {path}: {error}") from None
     except yaml.YAMLError as error:  # its text quotes the file; give the problem and place only

@@ -1,10 +1,11 @@
 """Aggregate case scores into the benchmark report: overall, per difficulty, per category.
 
 Each variant gets one :class:`GroupMetrics` per group (``overall``, each difficulty, each
-category): SSA and FEPSR (with a bootstrap 95 % interval over repeats when a run was repeated),
+category): SSA, FEPSR and routing accuracy, each with a percentile bootstrap 95 % interval
+over the group's cases (a case's value is its mean over the repeats, ``--repeat K``; seeded),
 schema validity, Exact Set / Ranking Exact Match and entity P/R/F1 over list questions only,
 sandbox routing (confusion matrix, accuracy, precision, recall, F1, false-positive rate), mean
-time and tokens, guardrail retries, failed calls and the failures' root causes.
+time, tokens and tool calls, guardrail retries, failed calls and the failures' root causes.
 
 >>> bootstrap_interval([1.0, 1.0, 1.0], resamples=100, seed=0)
 Interval(low=1.0, high=1.0)
@@ -99,9 +100,9 @@ class GroupMetrics:
         runs: scored runs (cases × repeats).
         repeats: distinct repeats in the group.
         ssa: Strict Structured Accuracy, mean over runs.
-        ssa_interval: bootstrap 95 % interval of SSA over repeats (None for one repeat).
+        ssa_interval: bootstrap 95 % interval of SSA over cases (None for one case).
         fepsr: First Execution Path Success Rate.
-        fepsr_interval: bootstrap 95 % interval of FEPSR over repeats (None for one repeat).
+        fepsr_interval: bootstrap 95 % interval of FEPSR over cases (None for one case).
         schema_validity: share of runs whose payload validates against its JSON Schema.
         list_runs: runs of list questions (entity list, ranked list, records).
         exact_set: Exact Set Match over list runs (None without list runs).
@@ -111,6 +112,9 @@ class GroupMetrics:
         entity_recall: mean entity recall over list runs.
         entity_f1: mean entity F1 over list runs.
         routing: sandbox routing metrics.
+        routing_interval: bootstrap 95 % interval of the routing accuracy over cases (None
+            for one case).
+        mean_tool_calls: tool calls per run (SQL statements, sandbox runs, inspections).
         mean_time_s: mean end-to-end time per run (s).
         total_time_s: summed end-to-end time of the runs (s).
         mean_prompt_tokens: mean prompt tokens per run.
@@ -143,6 +147,8 @@ class GroupMetrics:
     entity_recall: float | None
     entity_f1: float | None
     routing: RoutingMetrics
+    routing_interval: Interval | None
+    mean_tool_calls: float
     mean_time_s: float
     total_time_s: float
     mean_prompt_tokens: float
@@ -205,7 +211,7 @@ class BenchmarkReport:
 def bootstrap_interval(
     values: Sequence[float], *, resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> Interval | None:
-    """Percentile bootstrap interval of the mean of ``values`` (one value per repeat).
+    """Percentile bootstrap interval of the mean of ``values`` (one value per case).
 
     None with fewer than two values (a single run has no spread to resample). Deterministic
     for a given ``seed``.
@@ -233,8 +239,9 @@ def summarize(
     """Aggregate ``scores`` of ``cases`` into a :class:`BenchmarkReport`.
 
     Difficulty and category come from the cases (the source of truth). Repeats are told
-    apart by ``CaseScore.repeat``; with two or more, SSA and FEPSR get a percentile bootstrap
-    95 % interval over the per-repeat values (``resamples`` draws, random ``seed``). ``meta``
+    apart by ``CaseScore.repeat``. SSA, FEPSR and routing accuracy get a percentile bootstrap
+    95 % interval over the cases of each group: a case's value is its mean over its repeats,
+    cases are resampled with replacement (``resamples`` draws, random ``seed``). ``meta``
     (model, wall time, ...) is carried into the report header as given.
 
     Raises:
@@ -279,8 +286,14 @@ def group_metrics(
     lists = [s for s in scores if s.exact_set is not None]
     ranked = [s for s in scores if s.ranking_exact is not None]
 
-    def per_repeat(flag: Callable[[CaseScore], bool]) -> list[float]:
-        return [_mean([float(flag(s)) for s in scores if s.repeat == r]) or 0.0 for r in repeats]
+    by_case: dict[str, list[CaseScore]] = {}
+    for s in scores:
+        by_case.setdefault(s.case_id, []).append(s)
+
+    def interval(flag: Callable[[CaseScore], bool]) -> Interval | None:
+        per_case = [_mean([float(flag(s)) for s in runs_of]) or 0.0
+                    for runs_of in by_case.values()]
+        return bootstrap_interval(per_case, resamples=resamples, seed=seed)
 
     causes = Counter(s.root_cause or "unattributed" for s in scores if not s.ssa)
     order = [cause.value for cause in RootCause] + ["unattributed"]
@@ -288,11 +301,9 @@ def group_metrics(
         variant=variant, dimension=dimension, group=group,
         cases=len({s.case_id for s in scores}), runs=runs, repeats=len(repeats),
         ssa=_share(s.ssa for s in scores),
-        ssa_interval=bootstrap_interval(per_repeat(lambda s: s.ssa), resamples=resamples,
-                                        seed=seed),
+        ssa_interval=interval(lambda s: s.ssa),
         fepsr=_share(s.first_path_success for s in scores),
-        fepsr_interval=bootstrap_interval(per_repeat(lambda s: s.first_path_success),
-                                          resamples=resamples, seed=seed),
+        fepsr_interval=interval(lambda s: s.first_path_success),
         schema_validity=_share(s.schema_valid for s in scores),
         list_runs=len(lists),
         exact_set=_mean([float(bool(s.exact_set)) for s in lists]),
@@ -302,6 +313,8 @@ def group_metrics(
         entity_recall=_mean([s.entity_recall or 0.0 for s in lists]),
         entity_f1=_mean([s.entity_f1 or 0.0 for s in lists]),
         routing=routing_metrics(scores),
+        routing_interval=interval(lambda s: s.requires_sandbox == s.routed_to_sandbox),
+        mean_tool_calls=sum(s.tool_calls for s in scores) / runs,
         mean_time_s=sum(s.time_s for s in scores) / runs,
         total_time_s=sum(s.time_s for s in scores),
         mean_prompt_tokens=sum(s.prompt_tokens for s in scores) / runs,

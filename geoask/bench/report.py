@@ -5,8 +5,10 @@
 - ``report.json``: the whole report (groups and every case score);
 - ``report.csv``: one row per group (:func:`table_rows`, also usable as a Prefect table);
 - ``scores.csv``: one row per question run (time, tokens, verdict, root cause);
-- ``report.md``: :func:`render_markdown`;
-- ``ssa_by_difficulty.png``: SSA by difficulty per variant (matplotlib, Agg canvas).
+- ``report.md``: :func:`render_markdown` (the variants side by side first);
+- ``ssa_by_difficulty.png``: SSA by difficulty per variant (matplotlib, Agg canvas);
+- ``variants.png``: SSA, FEPSR and routing accuracy per variant with their bootstrap 95 %
+  intervals (:func:`variants_chart_png`).
 
 Percentages in Markdown and the chart are shares × 100; CSV and JSON keep shares (0..1).
 """
@@ -29,6 +31,7 @@ from geoask.errors import ArtifactWriteError
 from geoask.storage import filesystem_for
 
 CHART_TITLE = "SSA by difficulty per variant"
+VARIANTS_CHART_TITLE = "Variants side by side (bootstrap 95 % intervals over cases)"
 _MAX_FAILURES_LISTED = 60
 
 
@@ -41,6 +44,7 @@ class ReportFiles:
     scores_csv: str
     markdown: str
     chart: str
+    variants_chart: str
 
 
 # --- tables ----------------------------------------------------------------------------------
@@ -66,6 +70,9 @@ def _row(m: GroupMetrics) -> dict[str, Any]:
         "routing_tn": m.routing.tn, "routing_accuracy": m.routing.accuracy,
         "routing_precision": m.routing.precision, "routing_recall": m.routing.recall,
         "routing_f1": m.routing.f1, "routing_false_positive_rate": m.routing.false_positive_rate,
+        "routing_accuracy_low": _low(m.routing_interval),
+        "routing_accuracy_high": _high(m.routing_interval),
+        "mean_tool_calls": m.mean_tool_calls,
         "mean_time_s": m.mean_time_s, "total_time_s": m.total_time_s,
         "mean_prompt_tokens": m.mean_prompt_tokens,
         "mean_completion_tokens": m.mean_completion_tokens,
@@ -96,8 +103,11 @@ def render_markdown(report: BenchmarkReport) -> str:
     repeats = max((m.repeats for m in report.groups), default=0)
     lines = ["# geoask benchmark report", "",
              f"{report.cases} cases; variants: {', '.join(report.variants) or 'none'}; "
-             f"repeats: {repeats}. Shares in %; an interval is the bootstrap 95 % interval "
-             "over repeats.", ""]
+             f"repeats: {repeats}. Shares in %; [low–high] is the percentile bootstrap 95 % "
+             "interval over cases (a case's value is its mean over the repeats; seeded). "
+             "Tool calls: SQL statements, sandbox runs and schema inspections per question; "
+             "retries: recoveries per question (revise, repair, replan; REACT: failed tool "
+             "calls).", ""]
     if report.meta:
         lines += ["; ".join(f"{key}: {_meta_value(value)}" for key, value in report.meta.items()),
                   ""]
@@ -107,14 +117,15 @@ def render_markdown(report: BenchmarkReport) -> str:
                   + (" ..." if len(missing) > 20 else ""), ""]
     if not report.groups:
         return "\n".join([*lines, "No question was scored.", ""])
-    lines += ["| Variant | Cases | SSA % | FEPSR % | Entity F1 | RA % | Mean time (s) | "
-              "Mean tokens |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| Variant | Cases | SSA % | FEPSR % | Entity F1 | RA % | Tool calls | Retries | "
+              "Mean time (s) | Mean tokens |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for variant in report.variants:
         m = report.group(variant)
         lines.append(f"| {variant} | {m.cases} | {_pct(m.ssa, m.ssa_interval)} | "
                      f"{_pct(m.fepsr, m.fepsr_interval)} | {_num(m.entity_f1, 3)} | "
-                     f"{_pct(m.routing.accuracy)} | {m.mean_time_s:.2f} | "
-                     f"{m.mean_total_tokens:,.0f} |")
+                     f"{_pct(m.routing.accuracy, m.routing_interval)} | "
+                     f"{m.mean_tool_calls:.2f} | {m.mean_guardrail_retries:.2f} | "
+                     f"{m.mean_time_s:.2f} | {m.mean_total_tokens:,.0f} |")
     for variant in report.variants:
         lines += ["", *_variant_section(report, variant)]
     return "\n".join(lines) + "\n"
@@ -192,7 +203,7 @@ def chart_png(report: BenchmarkReport) -> bytes:
     """PNG bytes of the chart "SSA by difficulty per variant".
 
     Grouped bars of SSA (%) for easy, medium, hard and overall, one bar per variant, with the
-    bootstrap interval as error bars when there are repeats.
+    bootstrap interval over cases as error bars.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -227,6 +238,49 @@ def chart_png(report: BenchmarkReport) -> bytes:
     return buffer.getvalue()
 
 
+def variants_chart_png(report: BenchmarkReport) -> bytes:
+    """PNG bytes of the chart "Variants side by side".
+
+    For each variant (x axis, in report order) three bars: SSA, FEPSR and routing accuracy
+    (%), each with its bootstrap 95 % interval over cases as error bars.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    variants = list(report.variants) or ["(none)"]
+    figure = Figure(figsize=(max(6.0, 1.3 * len(variants) + 2), 4.5), dpi=110)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    width = 0.8 / 3
+    for index, label in enumerate(("SSA", "FEPSR", "RA")):
+        heights: list[float] = []
+        errors: list[list[float]] = [[], []]
+        for variant in variants:
+            m = _find(report, variant, "overall")
+            share, interval = _measures(m)[index] if m else (0.0, None)
+            heights.append(100 * share)
+            errors[0].append(100 * (share - interval.low) if interval else 0.0)
+            errors[1].append(100 * (interval.high - share) if interval else 0.0)
+        positions = [x + (index - 1) * width for x in range(len(variants))]
+        spread = errors if any(any(side) for side in errors) else None
+        bars = axes.bar(positions, heights, width, label=label, yerr=spread, capsize=3)
+        axes.bar_label(bars, fmt="%.0f", fontsize=6, padding=2)
+    axes.set_xticks(range(len(variants)), variants, rotation=20, fontsize=8)
+    axes.set_ylim(0, 115)
+    axes.set_ylabel("%")
+    axes.set_title(VARIANTS_CHART_TITLE, fontsize=10)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _measures(m: GroupMetrics) -> list[tuple[float, Interval | None]]:
+    """SSA, FEPSR and routing accuracy of a group, each with its interval."""
+    return [(m.ssa, m.ssa_interval), (m.fepsr, m.fepsr_interval),
+            (m.routing.accuracy or 0.0, m.routing_interval)]
+
+
 def _find(report: BenchmarkReport, variant: str, name: str) -> GroupMetrics | None:
     dimension = OVERALL if name == "overall" else DIFFICULTY
     try:
@@ -249,7 +303,7 @@ def csv_text(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def write_report(report: BenchmarkReport, out_dir: str | Path) -> ReportFiles:
-    """Write the JSON, CSV (groups and per-run scores), Markdown and PNG files into ``out_dir``.
+    """Write the JSON, CSV (groups and per-run scores), Markdown and two PNG files into ``out_dir``.
 
     ``out_dir`` is a local folder or an fsspec URL; it is created when missing. Each file is
     written under a temporary name and then renamed, so a stop never leaves half a file.
@@ -265,9 +319,11 @@ def write_report(report: BenchmarkReport, out_dir: str | Path) -> ReportFiles:
         "scores_csv": csv_text([score.to_dict() for score in report.scores]),
         "markdown": render_markdown(report),
         "chart": chart_png(report),
+        "variants_chart": variants_chart_png(report),
     }
     names = {"json": "report.json", "csv": "report.csv", "scores_csv": "scores.csv",
-             "markdown": "report.md", "chart": "ssa_by_difficulty.png"}
+             "markdown": "report.md", "chart": "ssa_by_difficulty.png",
+             "variants_chart": "variants.png"}
     written: dict[str, str] = {}
     try:
         fs.makedirs(root, exist_ok=True)

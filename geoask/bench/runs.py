@@ -116,7 +116,7 @@ def load_benchmark_run(tasks_file: str | Path | None,
 
 
 def parse_variants(variant: str) -> list[Variant]:
-    """``all`` -> the five variants; else a comma-separated list of variant names.
+    """``all`` -> the seven variants; else a comma-separated list of variant names.
 
     >>> [v.value for v in parse_variants("full,base")]
     ['FULL', 'BASE']

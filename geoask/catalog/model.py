@@ -33,6 +33,7 @@ from pydantic import (
 
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
+from geoask.yamlio import load_yaml
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 
@@ -381,7 +382,7 @@ def load_catalog(path: Path = CATALOG_PATH) -> Catalog:
 
     """
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
         return Catalog.model_validate(raw)
     except FileNotFoundError:
         raise CatalogError(f"catalog file {path} does not exist") from None

@@ -35,6 +35,7 @@ from sqlglot import exp
 
 from geoask.db.loading import GeometrySpec
 from geoask.errors import DatasetError, validation_problems
+from geoask.yamlio import load_yaml
 
 MANIFEST_NAME = "dataset.yaml"
 _IDENTIFIER = r"^[a-z_][a-z0-9_]{0,62}$"
@@ -143,7 +144,7 @@ def load_dataset(path: Path) -> Dataset:
     """
     path = manifest_path(path)
     try:
-        dataset = Dataset.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        dataset = Dataset.model_validate(load_yaml(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
         raise DatasetError(f"dataset manifest {path} does not exist") from None
     except yaml.YAMLError as error:

@@ -3,14 +3,16 @@
 Starts a Prefect server on 127.0.0.1 (telemetry off; its database in the embedded PostgreSQL
 cluster, see :func:`geoask.service.server.prepare_server_database`), waits for it to be
 healthy, records it in ``<home>/prefect/server.json`` (so ``geoask ask``/``bench`` use it),
-then serves the deployments ``answer-question`` and ``nightly-benchmark`` in the foreground.
-Ctrl-C (or SIGTERM) stops serving and the server. The dashboard is at
+then serves the deployments ``answer-question`` and ``nightly-benchmark`` in the foreground,
+with the warm question worker ``geoask ask`` hands its questions to (``GEOASK_SERVER_WORKER``,
+:mod:`geoask.service.worker`). Ctrl-C (or SIGTERM) stops serving and the server. The dashboard is at
 ``http://127.0.0.1:<port>``. ``geoask server stop`` stops the recorded server (one started in
 the background by ``ask``/``bench``, or a foreground one); ``geoask server status`` shows it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 from types import FrameType
@@ -19,10 +21,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from geoask.errors import ServiceError
+from geoask.interrupt import run_stop_hooks
 
 if TYPE_CHECKING:
     from prefect import Flow
 
+    from geoask.service.local import ServerState
+    from geoask.service.worker import QuestionWorker
     from geoask.settings import Settings
 
 app = typer.Typer(help="Start a local Prefect server (dashboard + API) and serve the geoask "
@@ -76,21 +81,25 @@ def server(
     # SIGTERM ends the foreground serve like Ctrl-C, so the server child is always stopped.
     signal.signal(signal.SIGTERM, _interrupt)
     started = False
+    worker: QuestionWorker | None = None
     try:
         started_in = prefect_server.start()
         started = True
-        write_state(settings, ServerState(
+        state = ServerState(
             api_url=prefect_server.api_url, pid=os.getpid(), port=prefect_server.port,
             mode="background" if background else "foreground",
             log_path=str(prefect_server.log_path),
             database=masked_url(prefect_server.database_url or ""),
             started_at=process_started_at(os.getpid()), prefect_pid=prefect_server.pid,
             prefect_started_at=(process_started_at(prefect_server.pid)
-                                if prefect_server.pid else None)))
+                                if prefect_server.pid else None))
+        write_state(settings, state)
         typer.echo(f"Prefect server healthy after {started_in:.1f} s; dashboard "
                    f"{prefect_server.dashboard_url}, API {prefect_server.api_url}")
         os.environ.update(client_environment(settings, prefect_server.api_url))
         if serve:
+            if settings.server_worker and flow is None:  # the worker runs geoask's own flow
+                worker = _start_worker(settings, state)
             _serve(settings, flow, limit)
         else:
             typer.echo("serving no deployments (--no-serve); Ctrl-C stops the server")
@@ -98,6 +107,9 @@ def server(
     except KeyboardInterrupt:
         typer.echo("stopping")
     finally:
+        if worker is not None:
+            worker.stop()
+            run_stop_hooks("SIGTERM")  # questions it was answering: their runs are Crashed
         prefect_server.stop()
         _remove_own_state(settings)
         if started:
@@ -127,6 +139,18 @@ def status_command() -> None:
         return
     typer.echo(f"running ({state.mode}, pid {state.pid}): dashboard {state.dashboard_url}, "
                f"API {state.api_url}\ndatabase: {state.database}\nlog: {state.log_path}")
+
+
+def _start_worker(settings: Settings, state: ServerState) -> QuestionWorker:
+    """Start the warm question worker and record it in the server state."""
+    from geoask.service.local import write_state
+    from geoask.service.worker import QuestionWorker
+
+    worker = QuestionWorker(settings)
+    url = worker.start()
+    write_state(settings, dataclasses.replace(state, worker_url=url, worker_token=worker.token))
+    typer.echo(f"question worker ready at {url}")
+    return worker
 
 
 def _remove_own_state(settings: Settings) -> None:

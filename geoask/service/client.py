@@ -165,7 +165,7 @@ def ask_via_api(question: str, *, variant: str | None = None, model: str | None 
             something other than a question result.
 
     """
-    from flows.answer_question import QuestionResult
+    from geoask.question_result import QuestionResult
     from geoask.service.deployments import ANSWER_DEPLOYMENT
 
     settings = settings or get_settings()

@@ -46,6 +46,8 @@ SERVER_COMMAND = "import sys; from geoask.cli import main; sys.argv[0] = 'geoask
 """``python -c`` program running the geoask CLI (the arguments follow it)."""
 CHECKOUT = Path(__file__).resolve().parents[2]
 """The source checkout (the served flows are imported from it by module name)."""
+ARTIFACT_FLUSH_S = 30.0
+"""How long leaving :func:`prefect_api` waits for queued Prefect artifacts (s)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class ServerState:
             reused by another program after a crash or reboot is never taken for it.
         prefect_pid: its ``prefect server start`` child (a process group of its own).
         prefect_started_at: that child's start, likewise.
+        worker_url: the warm question worker (:mod:`geoask.service.worker`), when it runs.
+        worker_token: the secret its requests carry (the file is mode 0600).
 
     """
 
@@ -76,6 +80,8 @@ class ServerState:
     started_at: float | None = None
     prefect_pid: int | None = None
     prefect_started_at: float | None = None
+    worker_url: str | None = None
+    worker_token: str | None = None
 
     @property
     def dashboard_url(self) -> str:
@@ -295,21 +301,30 @@ def ensure_server(settings: Settings, configured_url: str | None = None,
 
 
 @contextlib.contextmanager
-def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
+def prefect_api(settings: Settings, *, verbose: bool = False,
+                wait_for_artifacts: bool = True) -> Iterator[str]:
     """Run the block's flows against geoask's Prefect server (:func:`ensure_server`).
 
     Sets ``PREFECT_API_URL`` for this process (Prefect's settings context and the
     environment, which Dask workers and subprocesses inherit); without ``verbose`` Prefect's
     console shows warnings only (the run logs keep everything). Flow runs started in the block
     are marked Crashed if SIGINT/SIGTERM stops geoask before they end
-    (:func:`geoask.service.stops.crash_runs_on_stop`). Yields the API URL.
+    (:func:`geoask.service.stops.crash_runs_on_stop`); their Prefect artifacts, posted in the
+    background, are flushed when the block ends (at most ``ARTIFACT_FLUSH_S``; not with
+    ``wait_for_artifacts=False``, for a long-lived process). Yields the API URL.
 
     Raises:
         ServiceError, DatabaseError: see :func:`ensure_server`.
 
     """
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.context import SyncClientContext
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        temporary_settings,
+    )
 
+    from geoask import artifact_publisher
     from geoask.console import quiet_console
     from geoask.service.stops import crash_runs_on_stop
 
@@ -317,8 +332,19 @@ def prefect_api(settings: Settings, *, verbose: bool = False) -> Iterator[str]:
         quiet_console()
     url = ensure_server(settings, PREFECT_API_URL.value())
     os.environ["PREFECT_API_URL"] = url
-    with temporary_settings(updates={PREFECT_API_URL: url}), crash_runs_on_stop(url):
-        yield url
+    # No flow-run heartbeats: Prefect's heartbeat thread sleeps in whole seconds and every
+    # flow run's end waits for it (0.5 s on average, half a warm question's wall time), and
+    # nothing here acts on missed heartbeats (a stop marks this process's runs Crashed).
+    # One API client for the block's flow runs (Prefect makes one per run otherwise: a TLS
+    # context with the CA bundle loaded and a version check, ~0.1 s CPU each).
+    updates = {PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    with (temporary_settings(updates=updates), SyncClientContext.get_or_create(),
+          crash_runs_on_stop(url)):
+        try:
+            yield url
+        finally:
+            if wait_for_artifacts:
+                artifact_publisher.flush(ARTIFACT_FLUSH_S)
 
 
 def _live_state(settings: Settings) -> ServerState | None:

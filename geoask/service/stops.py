@@ -26,6 +26,8 @@ SWEEP_PAUSE_S = 0.3
 """The unfinished runs are searched :data:`SWEEPS` times, this far apart: a question whose run
 was being created when the stop came (its thread had started before) is caught too."""
 
+TAG_PREFIX = "geoask-process-"
+"""Start of the tag :func:`crash_runs_on_stop` gives the runs of this process."""
 _tagged: dict[str, str] = {}
 """Process tag -> the API URL its runs were started against."""
 _lock = threading.Lock()
@@ -39,7 +41,7 @@ def crash_runs_on_stop(api_url: str) -> Iterator[str]:
     """
     from prefect import tags
 
-    tag = f"geoask-process-{os.getpid()}-{secrets.token_hex(3)}"
+    tag = f"{TAG_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
     with _lock:
         _tagged[tag] = api_url
     add_stop_hook(mark_stopped_runs)
@@ -49,6 +51,26 @@ def crash_runs_on_stop(api_url: str) -> Iterator[str]:
     finally:
         with _lock:
             _tagged.pop(tag, None)
+
+
+@contextlib.contextmanager
+def without_process_tags() -> Iterator[None]:
+    """Runs created in the block do not carry :func:`crash_runs_on_stop`'s process tags.
+
+    Prefect asks the server for tag concurrency slots at every task run that has a tag (one
+    more request per task, ~20 % of a warm question's wall time); a flow enters this block
+    around its tasks, so only its own run carries the tag, which is all the stop sweep needs.
+    Outside :func:`crash_runs_on_stop` (or outside Prefect) it changes nothing.
+    """
+    from prefect.context import TagsContext
+
+    current = TagsContext.get().current_tags
+    process_tags = {tag for tag in current if tag.startswith(TAG_PREFIX)}
+    if not process_tags:
+        yield
+        return
+    with TagsContext(current_tags=current - process_tags):
+        yield
 
 
 def mark_stopped_runs(signal_name: str) -> None:

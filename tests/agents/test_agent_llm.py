@@ -8,6 +8,7 @@ from pydantic_ai.exceptions import (
     ModelHTTPError,
     ModelRequestTimeout,
     UnexpectedModelBehavior,
+    UsageLimitExceeded,
     UserError,
 )
 from pydantic_ai.messages import (
@@ -138,6 +139,8 @@ ERROR_CASES = [
     ("400", ModelHTTPError(400, "m"), False, "response geoask cannot use", ModelCallError),
     ("budget", UnexpectedModelBehavior("Exceeded maximum output retries (2)"), False,
      "broke the agent's rules", AgentOutputError),
+    ("steps", UsageLimitExceeded("The next request would exceed the request_limit of 27"),
+     False, "used its whole step budget without a final answer", AgentOutputError),
     ("garbage", UnexpectedModelBehavior("Received empty model response"), False,
      "response geoask cannot use", ModelCallError),
     ("other", UserError("bad call"), False, "UserError: bad call", ModelCallError),

@@ -42,7 +42,8 @@ def score(case_id: str, **changes: Any) -> CaseScore:
         entity_precision=1.0 if is_list else None, entity_recall=1.0 if is_list else None,
         entity_f1=1.0 if is_list else None, requires_sandbox=case.requires_sandbox,
         routed_to_sandbox=case.requires_sandbox, failed_calls=0, guardrail_retries=0,
-        first_path_success=True, time_s=2.0, prompt_tokens=1000, completion_tokens=100,
+        first_path_success=True, time_s=2.0, tool_calls=2, prompt_tokens=1000,
+        completion_tokens=100,
         total_tokens=1100, root_cause=None)
     return dataclasses.replace(base, **changes)
 
@@ -82,7 +83,14 @@ def test_summarize_overall_and_groups():
     assert (overall.cases, overall.runs, overall.repeats) == (4, 4, 1)
     assert overall.ssa == pytest.approx(0.5)
     assert overall.fepsr == pytest.approx(0.25)
-    assert overall.ssa_interval is None  # one repeat: no interval
+    # one repeat still has an interval: the cases are resampled (two of four correct)
+    assert overall.ssa_interval is not None
+    assert 0.0 <= overall.ssa_interval.low < 0.5 < overall.ssa_interval.high <= 1.0
+    assert overall.routing.accuracy == pytest.approx(0.75)
+    assert overall.routing_interval is not None and overall.routing_interval.high == 1.0
+    assert overall.mean_tool_calls == pytest.approx(2.0)
+    single = summarize([score("t-001")], CASES).group("FULL")
+    assert single.ssa_interval is None and single.routing_interval is None  # one case
     assert (overall.list_runs, overall.ranked_runs) == (2, 1)
     assert overall.exact_set == pytest.approx(0.5)
     assert overall.ranking_exact == pytest.approx(1.0)
@@ -121,8 +129,13 @@ def test_repeats_get_a_bootstrap_interval():
     assert overall.ssa == pytest.approx(9 / 12)
     interval = overall.ssa_interval
     assert interval is not None
-    # per-repeat SSA: 1.0, 0.75, 0.5 -> the interval lies inside [0.5, 1.0] around the mean
-    assert 0.5 <= interval.low < overall.ssa < interval.high <= 1.0
+    # per-case SSA over the repeats: 1/3, 2/3, 1, 1 -> resampled means lie in [1/3, 1]
+    assert 1 / 3 <= interval.low < overall.ssa < interval.high <= 1.0
+    # a case that failed in every repeat widens the interval more than spread-out failures
+    concentrated = [score(case.id, repeat=r, **(FAILED if case.id == "t-001" else {}))
+                    for r in range(3) for case in CASES]
+    wide = summarize(concentrated, CASES).group("FULL").ssa_interval
+    assert wide is not None and wide.low == pytest.approx(0.25) and wide.high == 1.0
     assert summarize(scores, CASES).group("FULL").ssa_interval == interval  # seeded
 
 

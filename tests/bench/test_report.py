@@ -16,6 +16,7 @@ from geoask.bench.report import (
     chart_png,
     render_markdown,
     table_rows,
+    variants_chart_png,
     write_report,
 )
 from geoask.errors import ArtifactWriteError
@@ -53,7 +54,7 @@ def test_markdown_summary_and_groups(report):
 def test_markdown_says_when_nothing_failed():
     text = render_markdown(summarize([score(case.id) for case in CASES], CASES))
     assert "No failures." in text
-    assert "| **overall** | 4 | 100.0 | 100.0 |" in text
+    assert "| **overall** | 4 | 100.0 [100.0–100.0] | 100.0 [100.0–100.0] |" in text
 
 
 def test_markdown_flags_unscored_cases():
@@ -95,6 +96,32 @@ def test_write_report_files(report, tmp_path):
     assert (tmp_path / "out" / "report.md").read_text() == render_markdown(report)
     assert (tmp_path / "out" / "ssa_by_difficulty.png").read_bytes().startswith(PNG_SIGNATURE)
     assert files.chart.endswith("ssa_by_difficulty.png")
+    assert (tmp_path / "out" / "variants.png").read_bytes() == variants_chart_png(report)
+    assert files.variants_chart.endswith("variants.png")
+
+
+def test_side_by_side_table_has_tool_calls_retries_and_intervals():
+    variants = ("FULL", "REACT", "PLAN_EXECUTE")
+    scores = [score(case.id, variant=variant, repeat=r,
+                    **({"tool_calls": 5, "guardrail_retries": 1, "first_path_success": False}
+                       if variant == "REACT" else {}),
+                    **(FAILED if (variant, case.id) == ("PLAN_EXECUTE", "t-002") else {}))
+              for variant in variants for r in range(2) for case in CASES]
+    report = summarize(scores, CASES, resamples=200)
+    text = render_markdown(report)
+    assert ("| Variant | Cases | SSA % | FEPSR % | Entity F1 | RA % | Tool calls | Retries | "
+            "Mean time (s) | Mean tokens |") in text
+    assert "| REACT | 4 | 100.0 [100.0–100.0] | 0.0 [0.0–0.0] | 1.000 | " \
+           "100.0 [100.0–100.0] | 5.00 | 1.00 | 2.00 | 1,100 |" in text
+    plan_execute = report.group("PLAN_EXECUTE")
+    interval = plan_execute.ssa_interval
+    assert interval is not None and interval.low < plan_execute.ssa == 0.75
+    assert f"| PLAN_EXECUTE | 4 | 75.0 [{100 * interval.low:.1f}–100.0] |" in text
+    row = next(r for r in table_rows(report) if r["variant"] == "REACT")
+    assert row["mean_tool_calls"] == 5.0 and row["routing_accuracy_low"] == 1.0
+    png = variants_chart_png(report)
+    assert png.startswith(PNG_SIGNATURE) and png != variants_chart_png(
+        summarize([s for s in scores if s.variant != "PLAN_EXECUTE"], CASES, resamples=200))
 
 
 def test_write_report_to_an_fsspec_url(report):

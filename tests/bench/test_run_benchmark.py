@@ -156,7 +156,7 @@ def test_reference_answers_sql_python_and_chained_cases(services, tmp_path):
     assert scores["climate-034"]["routed_to_sandbox"] is True
     row = overall(summary)
     assert row["ssa"] == 1.0 and row["fepsr"] == 1.0 and row["guardrail_retries"] == 0
-    for name in ("json", "markdown", "csv", "scores_csv", "chart"):
+    for name in ("json", "markdown", "csv", "scores_csv", "chart", "variants_chart"):
         assert Path(summary["files"][name]).stat().st_size > 0
     run = read_run(RunKey("reference", "FULL", 0, "airports-005"), tmp_path / "out")
     assert run.status == "answered" and run.log and run.log["route"] == "sql_then_python"

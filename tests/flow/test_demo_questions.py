@@ -100,8 +100,11 @@ def test_prefect_artifacts_have_stable_keys(make_services):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
+    from geoask.artifact_publisher import flush
+
     result, _ = run_case("statistics", make_services)
     assert result.flow_run_id
+    assert flush(30) == 0  # posted in the background
     with get_client(sync_client=True) as client:
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
             flow_run_id=ArtifactFilterFlowRunId(any_=[result.flow_run_id])))

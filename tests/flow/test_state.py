@@ -213,3 +213,19 @@ def test_recovery_count_and_route():
     assert recovery_count(state) == 2
     assert route(state) == "sql_then_python"
     assert route(state_with(plan=ONE_STEP, done=("sql-1",))) == "sql_only"
+
+
+@pytest.mark.parametrize(("replans", "step_runs", "transition", "says"), [
+    (0, 1, Transition.REPLAN, "sql-1 failed: bad column"),
+    (2, 1, Transition.TERMINATE, "all 2 replans are used"),
+    (0, 12, Transition.TERMINATE, "step budget of 12 step runs is used up"),
+])
+def test_plan_execute_replans_on_any_failure_within_its_bounds(replans, step_runs, transition,
+                                                                says):
+    from geoask.variants import plan_execute_decision
+
+    state = start("q", "PLAN_EXECUTE", Limits()).model_copy(
+        update={"replans": replans, "step_runs": step_runs})
+    decision = plan_execute_decision(state, "sql-1", "bad   column")
+    assert decision.transition is transition and says in decision.reason
+    assert decision.target is None  # never a revise or repair of the step itself

@@ -1,6 +1,9 @@
 """Every escape/abuse and diagnosis fixture gets its expected verdict in the real sandbox.
 
-Cases are files under tests/fixtures/sandbox/{abuse,diagnosis}/ (see the README there).
+Cases are files under tests/fixtures/sandbox/{abuse,diagnosis}/ (see the README there). Each
+runs twice: as a script (``BubblewrapSandbox.run``) and as a cell of a persistent session,
+after a cell that set a variable; the session must then either survive (the variable is still
+there) or have ended with a clear error, and nothing of it may be left running.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from geoask.errors import SandboxError
 from geoask.settings import Settings
 from sandbox.bubblewrap import BubblewrapSandbox
-from sandbox.models import SandboxLimits
+from sandbox.host import uid_pids
+from sandbox.models import SandboxLimits, SandboxOutcome
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox"
 
@@ -110,6 +115,71 @@ def test_fixture_gets_expected_verdict(
 ) -> None:
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
+    script, header, limits = prepare_case(path, host_listener, sandbox_settings)
+    outcome = real_sandbox.run(script, [FIXTURES / "data" / "points.geojson"], limits)
+    check_outcome(outcome, header, header["expect"], sandbox_settings)
+    assert host_listener.accepted == 0
+
+
+#: Fixtures whose verdict as a session cell differs from the script's, and why.
+CELL_EXPECT = {
+    # the cell returns after starting its threads; they live on in the session until close
+    "loop_threads_sleep": "success",
+    # a cell need not give a result (it may only prepare state)
+    "protocol_nothing_printed": "success",
+}
+#: Statuses with which a cell may end its session.
+ENDING_STATUSES = ("timeout", "limit_exceeded", "killed")
+KEEP_CELL = "kept_between_cells = 'yes'"
+CHECK_CELL = (
+    "import json as _json\n"
+    "print(_json.dumps({'status': 'success', 'summary': 'state', "
+    "'result': {'kept': kept_between_cells}}))\n"
+)
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_fixture_as_a_session_cell_is_contained(
+    path: Path,
+    sandbox_settings: Settings,
+    host_listener: HostListener,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    script, header, limits = prepare_case(path, host_listener, sandbox_settings)
+    # the header's wall clock and CPU time bound the cell; the session gets more
+    sandbox = BubblewrapSandbox.from_settings(sandbox_settings.model_copy(update={
+        "sandbox_cell_timeout_s": limits.timeout_s, "sandbox_cell_cpu_s": limits.cpu_s}))
+    session = sandbox.open_session(limits.model_copy(update={"timeout_s": 120, "cpu_s": 120}))
+    with session:
+        assert session.run_cell(KEEP_CELL).status == "success"
+        outcome = session.run_cell(script, [FIXTURES / "data" / "points.geojson"])
+        if path.stem in CELL_EXPECT:  # the header's details describe the script's verdict
+            check_outcome(outcome, {}, CELL_EXPECT[path.stem], sandbox_settings)
+        else:
+            check_outcome(outcome, header, header["expect"], sandbox_settings)
+        if session.ended is None:
+            after = session.run_cell(CHECK_CELL)
+            assert after.ok and after.protocol is not None, after.model_dump_json(indent=1)
+            assert after.protocol.result == {"kept": "yes"}
+        else:
+            assert outcome.status in ENDING_STATUSES, session.ended
+            assert outcome.leftover_processes == 0
+            with pytest.raises(SandboxError, match="session ended: cell 2 ended it: "):
+                session.run_cell(CHECK_CELL)
+    assert session.ended is not None
+    assert session.leftover_processes == 0
+    assert not uid_pids(session.uid)
+    assert not session.run_dir.exists()
+    assert host_listener.accepted == 0
+
+
+def prepare_case(
+    path: Path, host_listener: HostListener, sandbox_settings: Settings
+) -> tuple[str, dict[str, str], SandboxLimits]:
+    """The fixture's script with its placeholders filled, its header and its limits."""
     text = path.read_text()
     header = parse_header(text)
     script = (
@@ -123,12 +193,17 @@ def test_fixture_gets_expected_verdict(
     limits = SandboxLimits(**{  # type: ignore[arg-type]
         "timeout_s": 30, **{key: float(header[key]) for key in LIMIT_KEYS if key in header}
     })
-    outcome = real_sandbox.run(script, [FIXTURES / "data" / "points.geojson"], limits)
+    return script, header, limits
+
+
+def check_outcome(
+    outcome: SandboxOutcome, header: dict[str, str], expect: str, sandbox_settings: Settings
+) -> None:
+    """Assert what the fixture's header promises about ``outcome``."""
     context = outcome.model_dump_json(indent=1, exclude={"stdout"})[:3000]
 
-    assert outcome.status == header["expect"], context
+    assert outcome.status == expect, context
     assert outcome.leftover_processes == 0, context
-    assert host_listener.accepted == 0
     if "error_kind" in header:
         assert outcome.error is not None and outcome.error.kind == header["error_kind"], context
     if "exception_type" in header:

@@ -45,10 +45,43 @@ def test_run_prints_outcome_json(tmp_path: Path, sandbox_settings: Settings, mon
     assert outcome["wall_time_s"] > 0 and outcome["peak_memory_mib"] > 0
 
 
+@pytest.mark.sandbox
+def test_cells_share_one_session_and_print_one_outcome_per_line(
+    tmp_path: Path, sandbox_settings: Settings, monkeypatch
+) -> None:
+    monkeypatch.setenv("GEOASK_SANDBOX_WORK_DIR", str(sandbox_settings.sandbox_work_path))
+    monkeypatch.setenv("GEOASK_SANDBOX_ARTIFACTS_URL", str(tmp_path / "artifacts"))
+    load = tmp_path / "load.py"
+    load.write_text("import geopandas\nframe = geopandas.read_file('/input/points.geojson')\n")
+    count = tmp_path / "count.py"
+    count.write_text(
+        "import json\nparks = int((frame['kind'] == 'park').sum())\n"
+        "print(json.dumps({'status': 'success', 'summary': 'n', 'result': {'parks': parks}}))\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text("frame['no_such_column']\n")
+    from geoask.settings import get_settings
+
+    get_settings.cache_clear()
+    try:
+        good = CliRunner().invoke(app, ["sandbox", "cells", str(load), str(count),
+                                        "--input", str(POINTS)])
+        bad = CliRunner().invoke(app, ["sandbox", "cells", str(load), str(broken),
+                                       "--input", str(POINTS)])
+    finally:
+        get_settings.cache_clear()
+    assert good.exit_code == 0, good.output
+    first, second = (json.loads(line) for line in good.output.splitlines())
+    assert first["status"] == "success" and first["protocol"] is None
+    assert second["protocol"]["result"] == {"parks": 2}
+    assert bad.exit_code == 3
+    assert "cell 2" in bad.output and "missing_field" in bad.output
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["sandbox", "run", "/nonexistent/script.py"], "cannot read script"),
+        (["sandbox", "cells", "{script}", "/nonexistent/cell.py"], "cannot read cell"),
     ],
 )
 def test_user_errors_are_one_line_messages(
@@ -107,6 +140,26 @@ def test_failed_bwrap_setup_is_a_sandbox_error_not_a_script_error(
     monkeypatch.setattr(bubblewrap, "bwrap_options", broken_options)
     with pytest.raises(SandboxError, match="could not start"):
         bubblewrap.BubblewrapSandbox.from_settings(sandbox_settings).run("print(1)")
+
+
+@pytest.mark.sandbox
+def test_failed_bwrap_setup_of_a_session_is_a_sandbox_error(
+    sandbox_settings: Settings, monkeypatch
+) -> None:
+    from geoask.errors import SandboxError
+    from sandbox import session
+    from sandbox.bubblewrap import BubblewrapSandbox
+
+    original = session.bwrap_options
+
+    def broken_options(**kwargs):
+        return [*original(**kwargs), "--ro-bind", "/nonexistent-source", "/nowhere"]
+
+    monkeypatch.setattr(session, "bwrap_options", broken_options)
+    sandbox = BubblewrapSandbox.from_settings(sandbox_settings)
+    with pytest.raises(SandboxError, match="session could not start"):
+        sandbox.open_session()
+    assert not list(sandbox.work_dir.iterdir())
 
 
 @pytest.mark.sandbox

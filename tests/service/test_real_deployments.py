@@ -17,9 +17,9 @@ from collections.abc import Iterator
 import harness
 import pytest
 
-from flows.answer_question import QuestionResult
 from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.errors import ServiceError
+from geoask.question_result import QuestionResult
 from geoask.service.client import ask_via_api
 from geoask.settings import Settings, get_settings
 
@@ -76,6 +76,25 @@ def test_a_warm_ask_reuses_the_running_server_quietly(real_served):
     assert question_runs(real_served) == before + 1  # run on the recorded server
 
 
+@pytest.mark.parametrize("worker", [True, False])
+def test_a_warm_ask_is_answered_by_the_servers_worker_when_settings_match(real_served, worker):
+    environment = {k: v for k, v in real_served.environment.items()
+                   if k != "GEOASK_SERVER_API_URL"}
+    if not worker:  # another setting: the worker would not run it as this process would
+        environment["GEOASK_SERVER_WORKER"] = "false"
+    done = subprocess.run([harness.GEOASK, "ask", CASE.question, "--model", "reference",
+                           "--json"], env=environment, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["answer"]["data_payload"]["value"] == CASE.expected.value
+    run = harness.api_json(real_served, "flow_runs/filter",
+                           {"flow_runs": {"id": {"any_": [result["flow_run_id"]]}}})
+    assert isinstance(run, list) and len(run) == 1
+    server_tag = f"geoask-process-{real_served.state.pid}-"
+    assert any(tag.startswith(server_tag) for tag in run[0]["tags"]) is worker, run[0]["tags"]
+
+
 def question_runs(served: harness.Served) -> int:
     """Flow runs of answer-question on ``served``'s server."""
     count = harness.api_json(served, "flow_runs/count",
@@ -96,7 +115,7 @@ def environment_for(served: harness.Served) -> dict[str, str]:
 def test_client_reads_the_real_flows_typed_result(real_served):
     result = ask_via_api(CASE.question, model="reference", settings=settings_for(real_served))
     assert isinstance(result, QuestionResult)
-    assert type(result).__module__ == "flows.answer_question"
+    assert type(result).__module__ == "geoask.question_result"
     assert result.status == "answered", result.message
     assert result.answer is not None
     assert result.answer.data_payload["value"] == CASE.expected.value

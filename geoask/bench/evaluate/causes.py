@@ -69,7 +69,7 @@ def tool_failure_cause(tool: str, detail: str) -> RootCause:
                 else RootCause.COMPUTATION)
     if tool == "export":
         return RootCause.ARTIFACT_SPATIAL
-    if tool == "retriever":
+    if tool in ("retriever", "inspect"):  # inspect: the REACT agent's schema inspection
         return RootCause.SCHEMA_GROUNDING
     return RootCause.ANSWER_PROJECTION
 

@@ -45,6 +45,8 @@ class CaseScore:
         requires_sandbox: ground truth: the reference program runs Python.
         routed_to_sandbox: the run invoked the Python sandbox (from its trace).
         failed_calls: failed model calls and tool uses of the run.
+        tool_calls: SQL statements, sandbox runs (scripts or session cells) and schema
+            inspections the run asked for, refused ones included (:func:`tool_call_count`).
         guardrail_retries: framework-level recovery transitions (revise, repair, replan).
         first_path_success: correct with no failed call and no guardrail retry (FEPSR term).
         time_s: end-to-end time of the run (s).
@@ -78,6 +80,7 @@ class CaseScore:
     guardrail_retries: int
     first_path_success: bool
     time_s: float
+    tool_calls: int
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
@@ -100,6 +103,17 @@ class CaseScore:
         if missing:
             raise ValueError(f"a case score needs {missing}")
         return cls(**{name: data[name] for name in names})
+
+
+TOOL_CALL_TOOLS = frozenset({"guard", "sandbox", "inspect"})
+"""Trace tools that mark one tool call: every SQL statement meets the guard first."""
+
+
+def tool_call_count(log: ExecutionLog | None) -> int:
+    """Tool calls of a run: its trace entries of :data:`TOOL_CALL_TOOLS` (0 without a log)."""
+    if log is None:
+        return 0
+    return sum(entry.tool in TOOL_CALL_TOOLS for entry in log.tool_trace)
 
 
 def run_seconds(log: ExecutionLog | None) -> float:
@@ -171,6 +185,7 @@ def score_case(
         first_path_success=verdict.matches and failed == 0 and retries == 0,
         time_s=float(time_s) if time_s is not None and math.isfinite(time_s)
         else run_seconds(log),
+        tool_calls=tool_call_count(log),
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=prompt + completion,

@@ -15,6 +15,10 @@ real model calls (a ``FunctionModel`` built on :mod:`geoask.scripted`'s mechanis
   THE EVIDENCE shown to the answer agent with the case's answer contract
   (:func:`geoask.bench.projection.project_answer`) - the expected value is never read.
 
+- ``react`` (the REACT baseline's one agent): the program as a sequence of tool calls -
+  ``inspect_schema``, ``run_sql`` per statement, ``run_cell`` per Python step - then the final
+  answer projected from the tool results (:mod:`.react`).
+
 ``reference-faulty`` also injects one deterministic first-attempt fault into a documented
 subset of the cases, then replays the correct program (:mod:`.faults`).
 
@@ -24,6 +28,7 @@ Modules, each one concern:
 - :mod:`.intent`, :mod:`.plan`, :mod:`.answer`: the replies of the intent, planner and answer
   agents;
 - :mod:`.faults`: the faults of ``reference-faulty``;
+- :mod:`.react`: the REACT agent's tool-call sequence, faults and recoveries included;
 - :mod:`.replay`: :class:`ReferenceModel`, which finds the case of a prompt and replies to
   every role (SQL, compute and review replies are built there).
 

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pydantic import BaseModel
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    ToolCallPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
@@ -31,6 +37,7 @@ from geoask.bench.reference.faults import (
 )
 from geoask.bench.reference.intent import case_intent
 from geoask.bench.reference.plan import case_plan
+from geoask.bench.reference.react import ToolAction, calls_made, react_reply
 from geoask.bench.reference.steps import ReferenceStep, consolidated_steps
 from geoask.drafts import ComputeScript, SqlDraft, SqlStatement
 from geoask.plan import IntentRejection, RejectionType, Review, ReviewDecision
@@ -85,9 +92,7 @@ class ReferenceModel:
         """The ``FunctionModel`` answering agent ``role``."""
 
         def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-            prompt = latest_user_prompt(messages)
-            reply = self.reply(role, prompt, retried=_was_retried(messages))
-            return _tool_call(reply, messages, info, f"{self.name}-{role}")
+            return self._respond(role, messages, info)
 
         return FunctionModel(respond, model_name=f"{self.name}-{role}")
 
@@ -102,12 +107,39 @@ class ReferenceModel:
         """
 
         def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-            role = role_of(info)
-            prompt = latest_user_prompt(messages)
-            reply = self.reply(role, prompt, retried=_was_retried(messages))
-            return _tool_call(reply, messages, info, f"{self.name}-{role}")
+            return self._respond(role_of(info), messages, info)
 
         return FunctionModel(respond, model_name=self.name)
+
+    def _respond(self, role: str, messages: list[ModelMessage],
+                 info: AgentInfo) -> ModelResponse:
+        prompt = latest_user_prompt(messages)
+        if role == "react":
+            reply = self.react_reply(prompt, messages)
+            if isinstance(reply, ToolAction):
+                call = ToolCallPart(reply.tool, reply.args)
+                return _response(call, count_tokens(json.dumps(reply.args)), messages, info,
+                                 f"{self.name}-{role}")
+        else:
+            reply = self.reply(role, prompt, retried=_was_retried(messages))
+        return _tool_call(reply, messages, info, f"{self.name}-{role}")
+
+    def react_reply(self, prompt: str,
+                    messages: Sequence[ModelMessage]) -> ToolAction | BaseModel:
+        """The REACT agent's next call for the case ``prompt`` asks (:mod:`.react`).
+
+        Raises:
+            ValueError: the prompt asks no known case.
+
+        """
+        case = self.find_case(prompt)
+        if case is None:
+            raise ValueError(UNKNOWN_QUESTION_MESSAGE)
+        fault = planned_fault(case) if self.faulty else None
+        if fault is not None and calls_made(messages) == 0:
+            with self._lock:
+                self.injected.append((case.id, fault.kind.value))
+        return react_reply(case, messages, self.faulty)
 
     def find_case(self, prompt: str) -> BenchmarkCase | None:
         """The case whose question the prompt asks (exact text), else one whose id it names."""
@@ -223,12 +255,16 @@ def clarifying_message(earlier: str) -> str:
 
 
 def role_of(info: AgentInfo) -> str:
-    """The agent role of a request, from the names of its output tools.
+    """The agent role of a request, from the names of its tools.
+
+    ``react`` when the ReAct agent's ``run_sql`` tool is offered; else from the output tools.
 
     Raises:
         ValueError: no output tool belongs to one of the six agents.
 
     """
+    if any(tool.name == "run_sql" for tool in info.function_tools):
+        return "react"
     for tool in info.output_tools:
         for output, role in _ROLE_BY_OUTPUT.items():
             if tool.name == output or tool.name.endswith(f"_{output}"):
@@ -257,6 +293,12 @@ def _tool_call(reply: BaseModel, messages: list[ModelMessage], info: AgentInfo,
                model_name: str) -> ModelResponse:
     """Answer through the agent's output tool for ``reply``'s type, with local token counts."""
     call, completion_tokens = output_tool_call(reply, info)
+    return _response(call, completion_tokens, messages, info, model_name)
+
+
+def _response(call: ToolCallPart, completion_tokens: int, messages: list[ModelMessage],
+              info: AgentInfo, model_name: str) -> ModelResponse:
+    """One tool call, with the prompt counted locally over everything the request sends."""
     return ModelResponse(
         parts=[call],
         usage=RequestUsage(input_tokens=count_tokens(request_text(messages, info)),

@@ -1,0 +1,116 @@
+"""The parts of a question run that every design shares: its result, plans, steps, its end.
+
+The staged pipeline (``flows/answer_question.py``) and the baselines (``flows/baselines.py``)
+make plans, run steps, register their artifacts, write the answer and end the run with these;
+each is a thin wrapper over the tasks of ``tasks/`` and the pure state of ``geoask/state.py``.
+"""
+
+from __future__ import annotations
+
+from geoask.answer_map import publish_answer_maps
+from geoask.answers import AnswerRefusal, FinalAnswer
+from geoask.artifact_registry import column_units, step_entries
+from geoask.conversation_report import publish_registry
+from geoask.plan import Intent, PlanRefusal, StepKind
+from geoask.question_result import Outcome, QuestionResult
+from geoask.retrieval.retriever import SchemaSubset
+from geoask.run_report import publish_plan, publish_run
+from geoask.state import (
+    Decision,
+    ExecutionState,
+    Transition,
+    apply_decision,
+    decide_after_plan_problem,
+    plan_rejected,
+    with_plan,
+)
+from geoask.state_report import evidence_trail, failure_report, recovery_count, route
+from geoask.variants import single_sql_plan
+from tasks.question import make_plan, write_answer
+from tasks.services import QuestionServices
+from tasks.steps import StepResult, run_python_step, run_sql_step
+
+
+def plan_or_replan(run: QuestionServices, state: ExecutionState, intent: Intent,
+                   subset: SchemaSubset) -> ExecutionState:
+    """``state`` under a new plan (planner or one-SQL-step plan), or after a refused plan."""
+    if run.config.use_planner:
+        output = make_plan(run, state.question, intent, subset, state.plan_failures)
+    else:
+        output = single_sql_plan(state.question, intent)
+    if isinstance(output, PlanRefusal):
+        problem = f"the planner refused: {output.reason}"
+        state = plan_rejected(state, problem)
+        return apply_decision(state, decide_after_plan_problem(state, problem))
+    # A planned plan passed agents.planner.PLAN_RULES (the planner's output validator, under
+    # what the variant allows); the one-step plan of single_sql_plan keeps them by construction.
+    state = with_plan(state, output)
+    publish_plan(run.store, output, state.plan_number)
+    return state
+
+
+def run_step(run: QuestionServices, state: ExecutionState, step_id: str,
+             intent: Intent, schema_tables: list[str]) -> StepResult:
+    """Run one attempt of the SQL or Python step ``step_id`` (its task)."""
+    if state.steps[step_id].kind is StepKind.SQL:
+        return run_sql_step(run, step_id, state, schema_tables)
+    return run_python_step(run, step_id, state, intent, schema_tables)
+
+
+def register_step(run: QuestionServices, state: ExecutionState, step_id: str,
+                  result: StepResult) -> None:
+    """Add a successful step's artifacts to the run's typed registry (units from the catalog)."""
+    assert state.plan is not None
+    tables = next((s.tables for s in state.plan.steps if s.id == step_id), [])
+    known = [run.catalog.by_name[name] for name in tables if name in run.catalog.by_name]
+    run.registry.add(step_entries(run.store.read_text, result.artifacts, step=step_id,
+                                  run_id=run.run_id, units=column_units(known)))
+    publish_registry(run.registry.entries)
+
+
+def answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> QuestionResult:
+    """Write the final answer from ``evidence`` (maps drawn), or fail when none can be written."""
+    output = write_answer(run, state, evidence)
+    if isinstance(output, AnswerRefusal):
+        state = apply_decision(state, Decision(transition=Transition.TERMINATE,
+                                               reason=f"no answer could be written: "
+                                                      f"{output.reason}"))
+        return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
+    maps = publish_answer_maps(run.store, [step.artifacts for step in state.steps.values()],
+                               output, state.question)
+    return finish(run, state, "answered", output, output.summary, evidence_trail(state),
+                   [maps.png, maps.html] if maps else [])
+
+
+def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
+           answer: FinalAnswer | None, message: str, trail: list[str],
+           maps: list[str] | None = None, *, retries: int | None = None,
+           used_sandbox: bool | None = None) -> QuestionResult:
+    """End the run: fill the execution log, publish the run and return its result.
+
+    The transitions, recovery count and route come from ``state``; the REACT baseline, which
+    has no plan, gives its ``retries`` (failed tool calls) and ``used_sandbox`` instead.
+    """
+    log = run.recorder.log
+    log.transitions = [t.value for t in state.transitions]
+    log.guardrail_retries = recovery_count(state) if retries is None else retries
+    log.route = (route(state) if used_sandbox is None
+                 else "sql_then_python" if used_sandbox else "sql_only")
+    log.outcome = status
+    log.final_answer = (answer.model_dump(mode="json") if answer
+                        else {"status": status, "message": message})
+    result = QuestionResult(
+        status=status, answer=answer, message=message, evidence=trail,
+        transitions=log.transitions, route=log.route, run_id=run.run_id,
+        artifact_folder=run.store.folder, flow_run_id=_flow_run_id(), maps=maps or [],
+    )
+    publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
+                run.run_id)
+    return result
+
+
+def _flow_run_id() -> str | None:
+    from prefect.runtime import flow_run
+
+    run_id = flow_run.id
+    return str(run_id) if run_id else None

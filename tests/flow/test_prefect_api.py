@@ -1,0 +1,94 @@
+"""geoask's Prefect block: process tags on flow runs only, no heartbeats, artifacts flushed."""
+
+from __future__ import annotations
+
+
+def test_flow_runs_carry_the_process_tag_and_their_task_runs_do_not(
+        prefect_harness: None) -> None:
+    from prefect import flow, task
+    from prefect.client.orchestration import get_client
+    from prefect.context import get_run_context
+    from prefect.settings import PREFECT_API_URL
+
+    from geoask.service.stops import crash_runs_on_stop, without_process_tags
+
+    @task
+    def stage() -> str:
+        return str(get_run_context().task_run.id)  # type: ignore[union-attr]
+
+    @flow
+    def question() -> tuple[str, str, str]:
+        tagged = stage()
+        with without_process_tags():
+            untagged = stage()
+        return str(get_run_context().flow_run.id), tagged, untagged  # type: ignore[union-attr]
+
+    with crash_runs_on_stop(PREFECT_API_URL.value()) as tag:
+        flow_run_id, tagged, untagged = question()
+    with get_client(sync_client=True) as client:
+        assert tag in client.read_flow_run(flow_run_id).tags
+        assert tag in client.read_task_run(tagged).tags
+        # a tag costs a concurrency-slot request at every task run
+        assert tag not in client.read_task_run(untagged).tags
+
+
+def test_outside_the_process_tags_nothing_changes(prefect_harness: None) -> None:
+    from prefect import tags
+    from prefect.context import TagsContext
+
+    from geoask.service.stops import without_process_tags
+
+    with tags("user-tag"), without_process_tags():
+        assert TagsContext.get().current_tags == {"user-tag"}
+
+
+def test_the_block_has_no_heartbeats_and_ends_with_the_artifacts_posted(
+        prefect_harness: None) -> None:
+    from prefect import flow
+    from prefect.context import get_run_context
+    from prefect.settings import get_current_settings
+
+    from geoask.artifact_publisher import PUBLISHER
+    from geoask.run_artifacts import publish_markdown
+    from geoask.service.local import prefect_api
+    from geoask.settings import get_settings
+
+    @flow
+    def publishing() -> str:
+        for number in range(5):
+            publish_markdown(f"note-{number}", f"# {number}")
+        return str(get_run_context().flow_run.id)  # type: ignore[union-attr]
+
+    with prefect_api(get_settings()):
+        # Prefect's heartbeat thread sleeps in whole seconds; each run's end waited for it
+        assert get_current_settings().flows.heartbeat_frequency is None
+        flow_run_id = publishing()
+    assert PUBLISHER.flush(0) == 0
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    with get_client(sync_client=True) as client:
+        keys = {artifact.key for artifact in client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])))}
+    assert keys == {f"note-{number}" for number in range(5)}
+
+
+def test_the_blocks_flow_runs_share_one_api_client(prefect_harness: None) -> None:
+    from prefect import flow
+    from prefect.context import SyncClientContext
+
+    from geoask.service.local import prefect_api
+    from geoask.settings import get_settings
+
+    clients: list[object] = []
+
+    @flow
+    def client_of_the_run() -> None:
+        clients.append(SyncClientContext.get().client)  # type: ignore[union-attr]
+
+    with prefect_api(get_settings()):
+        client_of_the_run()
+        client_of_the_run()
+    # Prefect makes a client per run otherwise: a TLS context with the CA bundle loaded and
+    # an API version check each
+    assert clients[0] is clients[1]
