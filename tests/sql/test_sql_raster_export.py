@@ -148,3 +148,16 @@ def test_preview_names_the_catalog_bands_of_a_raster_read_straight_from_its_tabl
                           truncated=False, row_cap=100, executed_sql="SELECT ST_Clip(...)")
     text = export_result(clipped, str(tmp_path), name="b", raster_bands=bands).preview.to_text()
     assert "bands:" not in text  # a computed raster has no table column to describe it
+
+
+def test_evidence_of_a_geotiff_export_is_the_raster_facts_not_the_file(tmp_path):
+    from geoask.evidence import exported_records
+
+    hexed = [to_wkb(t).hex() for t in tile_raster(read_geotiff(DEM), 25)]
+    exported = export_result(_result(hexed), str(tmp_path), name="dem")
+
+    def unreadable(url: str) -> str:
+        raise AssertionError(f"{url} is binary and must not be read as text")
+
+    [record] = exported_records(exported, unreadable)
+    assert record["srid"] == 4326 and record["band_count"] == 1 and record["tiles"] == 16
