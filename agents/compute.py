@@ -1,6 +1,6 @@
 """The compute agent: writes one GeoPandas/Shapely script for the sandbox.
 
-The script reads the step's input artifacts from ``/input/<name>.geojson|json``, may write
+The script reads the step's input artifacts from ``/input/<name>.geojson|json|tif``, may write
 files to ``/scratch``, and prints as its last line one JSON object
 ``{"status": "success"|"error", "summary": str, "result": object|array}``. The script models
 are in :mod:`geoask.drafts`.
@@ -75,7 +75,7 @@ INSTRUCTIONS = f"""\
 Write one Python script for one computation step. It runs in a sandbox without database or
 network, over the input files (previews given) that the listed SQL exported.
 - Read inputs only from their /input paths (GeoJSON: geopandas.read_file; JSON: json or
-  pandas); write other files only under /scratch.
+  pandas; GeoTIFF .tif: rasterio.open); write other files only under /scratch.
 - Import only {", ".join(SANDBOX_LIBRARIES)} and the standard library, but no subprocess,
   socket, network, database, ctypes or multiprocessing; no exec, eval or __import__.
 - Use column names exactly as in the previews and the SQL.
@@ -84,6 +84,10 @@ network, over the input files (previews given) that the listed SQL exported.
   distances, buffers and areas after to_crs() to that metric CRS (equal-area for areas over
   large extents) or geodesically with pyproj.Geod, never in degrees; the intent's distance in
   metres; name the CRS in method. make_valid geometries before overlays.
+- A GeoTIFF input keeps the raster's own CRS (its preview's "raster:" line gives bands, CRS,
+  pixel size, nodata and extent; the schema gives band meanings and units): mask nodata
+  (read(masked=True)), reproject vector zones to_crs() the raster's CRS before
+  rasterstats.zonal_stats/point_query, and measure pixel areas and slopes in metres.
 - The last output line is one JSON object with exactly the keys status ("success" or "error"),
   summary (one sentence with units) and result (object or array), e.g. {PROTOCOL_EXAMPLE}
 - Compute every number from the data; never type a result in. Keep empty results explicit.

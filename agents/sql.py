@@ -80,7 +80,9 @@ named after it, for later Python steps and the answer.
 # The rule of each spatial policy, sent with it.
 POLICY_RULES: dict[SpatialPolicy, str] = {
     SpatialPolicy.SEPARATED: ("no ST_* functions, geometry operators or geography casts; select "
-                              "geometry as is, Python computes with it"),
+                              "geometry as is, Python computes with it; a raster column is "
+                              "selected as is or cut with ST_Clip(rast, geom) (exported as one "
+                              "GeoTIFF), never summarised in SQL"),
     SpatialPolicy.POSTGIS: ("PostGIS functions allowed; distances and areas in metres "
                             "(geography or a projected SRID)"),
 }

@@ -19,6 +19,7 @@ from tasks.demo_data import (
     add_keys_and_comments,
     copy_table,
     create_staging,
+    data_file,
     data_fingerprint,
     drop_schema,
     loaded_fingerprint,
@@ -64,7 +65,7 @@ def load_demo_data(
     create_staging(url, staging, catalog)
     try:
         for table in catalog.tables:
-            copy_table(url, staging, table, data_dir / f"{table.name}.parquet")
+            copy_table(url, staging, table, data_file(data_dir, table))
         add_keys_and_comments(url, staging, catalog)
         verify_schema(url, staging, catalog)
     except Exception:

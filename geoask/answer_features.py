@@ -50,6 +50,7 @@ class AnswerFeatures:
         context: every exported layer by name, in export order (the answer's layer included).
         how: one line saying how the answer features were found (legend, map note).
         label_column: the answer's column that matched the answer's ids (map labels), if any.
+        extent: ``(west, south, east, north)`` of the run's rasters, in degrees, if any.
 
     """
 
@@ -57,15 +58,20 @@ class AnswerFeatures:
     context: dict[str, gpd.GeoDataFrame] = field(default_factory=dict)
     how: str = ""
     label_column: str | None = None
+    extent: Bounds | None = None
 
     def bounds(self) -> Bounds:
         """``(west, south, east, north)`` in degrees of the answer, else of all layers.
+
+        Without any layer, ``extent`` (a raster backdrop's, :mod:`geoask.raster_map`).
 
         Raises:
             ValueError: there is nothing to draw.
 
         """
         frames = [self.answer] if self.answer is not None else list(self.context.values())
+        if not frames and self.extent is not None:
+            return self.extent
         if not frames:
             raise ValueError("an answer map needs at least one layer with geometry")
         combined = gpd.GeoSeries([g for f in frames for g in f.geometry], crs=4326)

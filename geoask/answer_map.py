@@ -8,8 +8,11 @@ with a margin, in a metric CRS: the UTM zone of the extent, Web Mercator for ext
 :data:`UTM_EXTENT_DEG`; up to :data:`MAX_LABELS` answer features labelled with their matched
 id; legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
 (:mod:`geoask.interactive_map`: the same layers in a self-contained Leaflet page). Without
-answer features every layer is drawn in its own colour, zoomed to all of them. Only the run's
-data is drawn (no shipped boundary files), so it works on any database.
+answer features every layer is drawn in its own colour, zoomed to all of them. The GeoTIFFs a
+run exported are drawn underneath (:mod:`geoask.raster_map`: a hillshaded elevation, or a
+false-colour image), so zones over a raster read as a class map over the relief; a run with
+only rasters gets a map of them. Only the run's data is drawn (no shipped boundary files), so
+it works on any database.
 It creates the Prefect markdown artifact ``answer-map`` (the image) and the link artifact
 ``answer-map-html``. A map is a view: any failure is logged and the question is unaffected.
 """
@@ -20,8 +23,8 @@ import base64
 import io
 import logging
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import geopandas as gpd
@@ -33,6 +36,7 @@ from geoask.answer_features import (
     pick_answer,
     read_layers,
 )
+from geoask.raster_map import raster_backdrop, raster_bounds_wgs84, raster_urls
 from geoask.sql.crs import utm_epsg
 
 if TYPE_CHECKING:
@@ -138,8 +142,11 @@ def plain_text(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
+def render_answer_map(features: AnswerFeatures, title: str,
+                      rasters: Sequence[bytes] = ()) -> bytes:
     """PNG bytes: ``features`` (EPSG:4326) zoomed to the answer, legend, scale bar, CRS note.
+
+    ``rasters`` (GeoTIFF files) are drawn under the layers (:func:`raster_backdrop`).
 
     Raises:
         ValueError: there is no layer to draw.
@@ -155,6 +162,10 @@ def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
     figure = Figure(figsize=MAP_SIZE_IN, dpi=MAP_DPI)
     axes = figure.add_subplot()
     handles: list[Any] = []
+    for data in rasters:
+        backdrop = raster_backdrop(data, crs)
+        axes.imshow(backdrop.rgba, extent=backdrop.extent, zorder=1, interpolation="nearest")
+        handles.append(Patch(facecolor="tan", edgecolor="grey", label=backdrop.label))
     for frame, style in layer_styles(features):
         projected = frame.to_crs(crs)
         kind = projected.geom_type.iloc[0]
@@ -167,6 +178,10 @@ def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
         elif "Line" in kind:
             projected.plot(ax=axes, color=style.colour, zorder=base,
                            linewidth=2.4 if style.answer else 1.0)
+            handles.append(Line2D([], [], color=style.colour, linewidth=1.6, label=style.label))
+        elif rasters:  # zones over a raster: outlines only, so the raster stays visible
+            projected.plot(ax=axes, facecolor="none", edgecolor=style.colour, zorder=base,
+                           linewidth=1.8 if style.answer else 0.6)
             handles.append(Line2D([], [], color=style.colour, linewidth=1.6, label=style.label))
         else:
             projected.plot(ax=axes, facecolor=style.colour, edgecolor="black", alpha=style.alpha,
@@ -194,8 +209,10 @@ def render_answer_map(features: AnswerFeatures, title: str) -> bytes:
     axes.set_title(plain_text(title if len(title) <= 90 else title[:87] + "..."), fontsize=10)
     axes.set_xticks([])
     axes.set_yticks([])
-    axes.set_xlabel(f"drawn in {crs} from the run's GeoJSON exports (EPSG:4326)",
-                    fontsize=7)
+    sources = ["GeoJSON exports (EPSG:4326)"] if features.context or features.answer is not None \
+        else []
+    source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
+    axes.set_xlabel(f"drawn in {crs} from the run's {source}", fontsize=7)
     axes.set_ylabel("")
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", bbox_inches="tight")
@@ -227,21 +244,24 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
     """
     from geoask.interactive_map import interactive_map_html
     from geoask.run_artifacts import publish_link, publish_markdown
-    from geoask.sql.export import write_atomic
+    from geoask.storage import write_atomic
 
     try:
         files = geojson_layers(step_artifacts)
         layers = read_layers(files)
-        if not layers:
+        rasters = [_read_bytes(url) for url in raster_urls(step_artifacts)]
+        if not layers and not rasters:
             return None
         done = [artifacts for artifacts in step_artifacts if artifacts]
         final_count = len(geojson_layers(done[-1:]))
         final = [name for name, _ in files[len(files) - final_count:]] if final_count else []
-        features = pick_answer(answer, layers, final)
-        png = render_answer_map(features, title)
+        features = pick_answer(answer, layers, final) if layers else AnswerFeatures(None)
+        if rasters:
+            features = replace(features, extent=_union(map(raster_bounds_wgs84, rasters)))
+        png = render_answer_map(features, title, rasters)
         maps = AnswerMaps(png=store.url(MAP_FILE), html=store.url(HTML_MAP_FILE))
         write_atomic(maps.png, png)
-        write_atomic(maps.html, interactive_map_html(features, title).encode("utf-8"))
+        write_atomic(maps.html, interactive_map_html(features, title, rasters).encode("utf-8"))
     except Exception as error:  # a map is a view; the answer stands without it
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         logger.warning("could not draw the answer map: %s: %s", type(error).__name__, first)
@@ -255,3 +275,17 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
     publish_link(HTML_MAP_KEY, maps.html, "map.html (interactive, works offline)",
                  "the answer's features over the fetched context, with popups")
     return maps
+
+
+def _read_bytes(url: str) -> bytes:
+    from geoask.storage import filesystem_for
+
+    filesystem, path = filesystem_for(url)
+    with filesystem.open(path, "rb") as handle:
+        return bytes(handle.read())
+
+
+def _union(bounds: Iterable[Bounds]) -> Bounds:
+    boxes = list(bounds)
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+            max(b[3] for b in boxes))

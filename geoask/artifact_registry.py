@@ -276,7 +276,7 @@ class ArtifactRegistry:
             ArtifactWriteError: it could not be written.
 
         """
-        from geoask.sql.export import write_atomic
+        from geoask.storage import write_atomic
 
         payload = [e.model_dump(mode="json") for e in self.entries]
         write_atomic(self.url, json.dumps(payload, ensure_ascii=False, indent=2).encode())

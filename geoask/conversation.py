@@ -134,7 +134,7 @@ class ConversationStore:
             ArtifactWriteError: it could not be written.
 
         """
-        from geoask.sql.export import write_atomic
+        from geoask.storage import write_atomic
 
         with self._locked(conversation_id):
             conversation = self.load(conversation_id)

@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from geoask.sql.export import ExportedResult
 
 RECORDS_MARKER = "records (JSON): "
 RESULT_MARKER = "result (JSON): "
@@ -30,6 +33,18 @@ def records_from_artifact(text: str, fmt: str) -> list[dict[str, Any]]:
     if isinstance(data, list):
         return [row if isinstance(row, dict) else {"value": row} for row in data]
     return [data] if isinstance(data, dict) else [{"value": data}]
+
+
+def exported_records(exported: ExportedResult,
+                     read_text: Callable[[str], str]) -> list[dict[str, Any]]:
+    """Records of an exported statement: its rows, or for a GeoTIFF the raster's facts.
+
+    A raster has no rows to show; its one record is the preview's ``raster`` member (size,
+    bands, CRS, pixel size, extent). ``read_text`` reads the data file's URL.
+    """
+    if exported.preview.raster is not None:
+        return [dict(exported.preview.raster)]
+    return records_from_artifact(read_text(exported.data_path), exported.format)
 
 
 def sql_evidence(name: str, records: list[dict[str, Any]], preview: str, max_rows: int) -> str:

@@ -8,13 +8,18 @@ rounded to :data:`COORDINATE_DECIMALS` decimals, about 1 m), drawn by Leaflet in
 (EPSG:3857). The context layers are muted, the answer layer on top; every feature has a popup
 of its properties; the view fits the answer (else all layers); a legend, a metric scale bar
 and a CRS note are shown. Answer features are SVG paths of class ``geoask-answer`` (context:
-``geoask-context``), which the browser test counts.
+``geoask-context``), which the browser test counts. The run's rasters lie underneath as PNG
+image overlays (class ``geoask-raster``), warped to EPSG:3857 and coloured as in the PNG map
+(:mod:`geoask.raster_map`), so they sit exactly where Leaflet draws them.
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import json
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Final
@@ -23,6 +28,7 @@ import numpy as np
 import shapely
 
 from geoask.answer_features import AnswerFeatures, layer_styles
+from geoask.raster_map import raster_backdrop
 
 LEAFLET_DIR: Final = Path(__file__).resolve().parent / "vendor" / "leaflet"
 COORDINATE_DECIMALS: Final = 5
@@ -31,6 +37,7 @@ CRS_NOTE: Final = "Data in EPSG:4326 (WGS 84), drawn in EPSG:3857; no background
 
 _SCRIPT = """
 const layers = JSON.parse(document.getElementById('geoask-layers').textContent);
+const rasters = JSON.parse(document.getElementById('geoask-rasters').textContent);
 const map = L.map('map', {preferCanvas: false, attributionControl: false});
 function popup(properties) {
   const table = document.createElement('table');
@@ -42,6 +49,11 @@ function popup(properties) {
   return table;
 }
 const legend = [];
+for (const raster of rasters) {
+  L.imageOverlay(raster.url, raster.bounds, {opacity: 0.85, className: 'geoask-raster'})
+    .addTo(map);
+  legend.push(['#c8b48c', raster.label]);
+}
 for (const layer of layers) {
   const style = {color: layer.answer ? '#000' : layer.colour, fillColor: layer.colour,
                  weight: layer.answer ? 2 : 1, opacity: layer.answer ? 1 : 0.6,
@@ -101,8 +113,9 @@ def leaflet_assets() -> tuple[str, str]:
             (LEAFLET_DIR / "leaflet.css").read_text(encoding="utf-8"))
 
 
-def interactive_map_html(features: AnswerFeatures, title: str) -> str:
-    """The self-contained HTML page of ``features`` (see the module docstring).
+def interactive_map_html(features: AnswerFeatures, title: str,
+                         rasters: Sequence[bytes] = ()) -> str:
+    """The self-contained HTML page of ``features`` over ``rasters`` (GeoTIFF files).
 
     Raises:
         ValueError: there is no layer to draw.
@@ -126,8 +139,30 @@ def interactive_map_html(features: AnswerFeatures, title: str) -> str:
         f"<h1>{html.escape(title)}</h1>", '<div id="map"></div>',
         f'<script type="application/json" id="geoask-layers">{_script_safe(json.dumps(layers))}'
         "</script>",
+        '<script type="application/json" id="geoask-rasters">'
+        f"{_script_safe(json.dumps([raster_overlay(data) for data in rasters]))}</script>",
         f"<script>{js}</script>", f"<script>{constants}{_SCRIPT}</script>",
         "</body></html>"])
+
+
+def raster_overlay(data: bytes) -> dict[str, object]:
+    """A GeoTIFF as a Leaflet image overlay: PNG data URL, ``[[south, west], [north, east]]``.
+
+    The raster is warped to EPSG:3857 (Leaflet's CRS), so the overlay's corners, given in
+    degrees, place every pixel where it belongs.
+    """
+    from matplotlib.image import imsave
+    from pyproj import Transformer
+
+    backdrop = raster_backdrop(data, "EPSG:3857")
+    left, right, bottom, top = backdrop.extent
+    to_degrees = Transformer.from_crs(3857, 4326, always_xy=True)
+    west, south = to_degrees.transform(left, bottom)
+    east, north = to_degrees.transform(right, top)
+    buffer = io.BytesIO()
+    imsave(buffer, backdrop.rgba, format="png")
+    url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return {"url": url, "bounds": [[south, west], [north, east]], "label": backdrop.label}
 
 
 def _script_safe(text: str) -> str:

@@ -29,7 +29,7 @@ from typing import Protocol
 
 from geoask.catalog.model import Catalog
 from geoask.errors import QueryExecutionError, QueryRejectedError, SandboxError
-from geoask.evidence import python_evidence, records_from_artifact, sql_evidence
+from geoask.evidence import exported_records, python_evidence, sql_evidence
 from geoask.execution_log import ExecutionRecorder
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.run_artifacts import RunArtifacts, code_block
@@ -223,8 +223,7 @@ class ReactToolbox:
             fields.append("geometry")
         self.results[name] = SqlResult(name, self.store.local_path(exported.data_path),
                                        tuple(fields), preview.row_count)
-        records = records_from_artifact(self.store.read_text(exported.data_path),
-                                        exported.format)
+        records = exported_records(exported, self.store.read_text)
         text = sql_evidence(name, records, preview.to_text(), self.evidence_rows)
         readable = f"/input/{PurePosixPath(exported.data_path).name}"
         return self._output(f"{text}\n(cells read it at {readable} after naming {name!r} "

@@ -24,8 +24,8 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from geoask.errors import ArtifactWriteError
-from geoask.sql.export import dumps_exact, write_atomic
-from geoask.storage import filesystem_for
+from geoask.sql.export import dumps_exact
+from geoask.storage import filesystem_for, write_atomic
 
 _KEY_CHARS = re.compile(r"[^a-z0-9-]+")
 logger = logging.getLogger(__name__)

@@ -2,11 +2,15 @@
 
 Every place that opens an artifact location asks :func:`filesystem_for`, so an unknown
 protocol or a missing filesystem package is one clear :class:`~geoask.errors.ArtifactWriteError`
-(and, for the settings, one line at start-up) rather than fsspec's traceback.
+(and, for the settings, one line at start-up) rather than fsspec's traceback;
+:func:`write_atomic` writes every artifact file (exports, maps, registries) whole or not at all.
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
+import uuid
 from typing import TYPE_CHECKING
 
 from geoask.errors import ArtifactWriteError
@@ -60,3 +64,48 @@ def check_storage_url(url: str | None) -> str | None:
         raise ValueError(f"{url!r} needs a filesystem package that is not installed "
                          f"({error})") from None
     return url
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` (fsspec URL or local path) so it appears whole or not at all.
+
+    The bytes go to a hidden temporary file in the same folder (fsync'd on local disks) and
+    are then moved onto ``path``.
+
+    Raises:
+        ArtifactWriteError: the folder or the file could not be written.
+
+    """
+    from fsspec.implementations.local import LocalFileSystem
+
+    try:
+        fs, fs_path = filesystem_for(path)
+        folder = posixpath.dirname(fs_path)
+        temporary = posixpath.join(folder, f".{posixpath.basename(fs_path)}.{uuid.uuid4().hex}.tmp")
+        fs.makedirs(folder, exist_ok=True)
+    except OSError as error:
+        raise ArtifactWriteError(f"cannot create the artifact folder for {path}: {error}") from None
+    try:
+        if isinstance(fs, LocalFileSystem):
+            with open(temporary, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, fs_path)
+        else:
+            fs.pipe_file(temporary, data)
+            fs.mv(temporary, fs_path)
+    except OSError as error:
+        _remove_quietly(fs, temporary)
+        raise ArtifactWriteError(f"cannot write {path}: {error}") from None
+    except BaseException:
+        _remove_quietly(fs, temporary)
+        raise
+
+
+def _remove_quietly(fs: AbstractFileSystem, path: str) -> None:
+    try:
+        if fs.exists(path):
+            fs.rm(path)
+    except OSError:  # best effort: the temporary name is hidden and never read
+        pass

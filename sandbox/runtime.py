@@ -45,12 +45,15 @@ ANALYSIS_REQUIREMENTS: tuple[str, ...] = (
     "scikit-learn>=1.5",
     "polars>=1.0",
     "matplotlib>=3.8",
+    "rasterio>=1.3",
+    "rasterstats>=0.19",
 )
 
 #: Import names of the analysis libraries, as shown to a script that imports something else.
 AVAILABLE_IMPORTS: tuple[str, ...] = (
     "geopandas", "shapely", "pyproj", "pyogrio", "pyarrow", "pandas", "numpy", "scipy",
-    "sklearn", "polars", "matplotlib", "json", "math", "statistics", "(the standard library)",
+    "sklearn", "polars", "matplotlib", "rasterio", "rasterstats", "json", "math", "statistics",
+    "(the standard library)",
 )
 
 STAMP_NAME = "geoask-runtime.json"

@@ -2,7 +2,8 @@
 
 Thin wrappers of :mod:`geoask.db.loading` (staging schema, COPY, verification, atomic publish,
 fingerprint), with the catalog as the description of every table: tables, keys, indexes and
-``COMMENT ON`` texts come from it, and every geometry must be EPSG:4326.
+``COMMENT ON`` texts come from it, and every geometry must be EPSG:4326. A table with a
+``raster`` column is loaded from ``<table>.tif`` (tiled, SRID kept) instead of Parquet.
 """
 
 from __future__ import annotations
@@ -19,14 +20,21 @@ from geoask.catalog.spatial import spatial_modifiers
 from geoask.db import loading
 from geoask.db.cluster import READER_ROLE
 from geoask.db.loading import GeometrySpec, TableCheck
+from geoask.errors import DataValidationError
 from geoask.retry import TRANSIENT_RETRIES
 
 DEMO_SRID = 4326
 
 
 def data_fingerprint(data_dir: Path, catalog_path: Path) -> str:
-    """SHA-256 over the catalog file and every ``*.parquet`` file in ``data_dir`` (hex)."""
-    return loading.fingerprint(catalog_path, data_dir.glob("*.parquet"))
+    """SHA-256 over the catalog file and every ``*.parquet``/``*.tif`` file in ``data_dir``."""
+    return loading.fingerprint(catalog_path, [*data_dir.glob("*.parquet"),
+                                              *data_dir.glob("*.tif")])
+
+
+def data_file(data_dir: Path, table: Table) -> Path:
+    """The file a table is loaded from: ``<name>.tif`` for a raster table, else Parquet."""
+    return data_dir / f"{table.name}.{'tif' if table.raster_column is not None else 'parquet'}"
 
 
 @task(name="loaded-fingerprint", **TRANSIENT_RETRIES)
@@ -60,6 +68,10 @@ def _geometry(table: Table) -> GeometrySpec | None:
 def copy_table(owner_url: str, staging: str, table: Table, path: Path) -> int:
     """COPY the rows of ``path`` into ``staging.table``; returns the number of rows."""
     names = [c.name for c in table.columns]
+    rast = table.raster_column
+    if rast is not None and rast.raster is not None:
+        rows = loading.read_raster_rows(path, rast.raster.tile_size)
+        return loading.copy_rows(owner_url, staging, table.name, names, rows)
     rows = loading.read_rows(path, names, {c.name: DEMO_SRID for c in table.columns
                                            if c.is_geometry})
     return loading.copy_rows(owner_url, staging, table.name, names, rows)
@@ -84,11 +96,19 @@ def verify_schema(url: str, schema: str, catalog: Catalog) -> list[TableCheck]:
         DataValidationError: listing every difference found.
 
     """
-    return loading.verify_tables(url, [
+    checks = loading.verify_tables(url, [
         loading.TableTarget(schema, table.name,
                             table.expected_rows if isinstance(table.expected_rows, int) else -1,
                             _geometry(table), table.name)
         for table in catalog.tables], "demo data")
+    problems = loading.verify_rasters(url, [
+        loading.RasterSpec(schema, table.name, column.name, column.raster.srid,
+                           column.raster.pixel_size, len(column.raster.bands),
+                           tuple(band.nodata for band in column.raster.bands))
+        for table in catalog.tables for column in table.columns if column.raster is not None])
+    if problems:
+        raise DataValidationError("demo data failed verification: " + "; ".join(problems))
+    return checks
 
 
 @task(name="publish-schema", cache_policy=NO_CACHE)

@@ -7,14 +7,17 @@ import copy
 import pytest
 import yaml
 from psycopg import sql
+from pydantic import ValidationError
 
 from geoask.catalog.ddl import column_comment, column_type, create_table
 from geoask.catalog.model import (
+    CATALOG_PATH,
     COMMON_SPATIAL_GRANULARITIES,
     Catalog,
     Column,
     load_catalog,
 )
+from geoask.catalog.spatial import SpatialKind
 from geoask.errors import CatalogError
 
 VALID = {
@@ -187,3 +190,32 @@ def test_only_the_exact_todo_marker_stands_in_for_a_theme(tmp_path, value):
     file.write_text(yaml.safe_dump(_mutated(["tables", 0, "theme"], value)))
     with pytest.raises(CatalogError, match="theme"):
         load_catalog(file)
+
+
+def test_raster_columns_carry_bands_crs_and_resolution():
+    table = load_catalog().table("lux_elevation")
+    rast = table.raster_column
+    assert rast is not None and rast.spatial is SpatialKind.RASTER and not rast.is_geometry
+    assert table.geometry_column is None and table.spatial_columns == [rast]
+    assert rast.raster is not None and rast.raster.srid == 4326
+    assert [(b.index, b.unit, b.nodata) for b in rast.raster.bands] == [(1, "m", -32768)]
+    assert len(load_catalog().table("landsat_etm").raster_column.raster.bands) == 6
+
+
+def test_raster_facts_on_a_geometry_column_are_refused():
+    data = yaml.safe_load(CATALOG_PATH.read_text(encoding="utf-8"))
+    table = next(t for t in data["tables"] if t["name"] == "lux_cantons")
+    raster = next(t for t in data["tables"] if t["name"] == "lux_elevation")["columns"][1]["raster"]
+    table["columns"][-1]["raster"] = raster
+    with pytest.raises(ValidationError, match="raster facts on a geometry"):
+        Catalog.model_validate(data)
+
+
+def test_ddl_adds_raster_constraints_and_a_convex_hull_index():
+    from geoask.catalog.ddl import constraints
+
+    table = load_catalog().table("landsat_etm")
+    statements = [s.as_string(None) for s in constraints("demo", table)]
+    assert any("USING gist (ST_ConvexHull(\"rast\"))" in s for s in statements)
+    assert any(s.startswith("SELECT AddRasterConstraints('demo'::name, 'landsat_etm'::name")
+               for s in statements)

@@ -114,8 +114,10 @@ def arrow_schema(name: str) -> dict[str, str]:
     return {field.name: str(field.type) for field in schema}
 
 
-TABLES = [t.name for t in load_catalog().tables]
-COLUMNS = [(t.name, c.name) for t in load_catalog().tables for c in t.columns]
+TABLES = [t.name for t in load_catalog().tables if t.raster_column is None]
+RASTER_TABLES = [t.name for t in load_catalog().tables if t.raster_column is not None]
+COLUMNS = [(t.name, c.name) for t in load_catalog().tables for c in t.columns
+           if t.raster_column is None]
 
 
 def column_def(table: str, column: str) -> tuple[Table, Column]:
@@ -196,6 +198,27 @@ def test_catalog_names_schema_demo_and_every_file() -> None:
     assert catalog().schema_name == "demo"
     files = {p.stem for p in DATA_DIR.glob("*.parquet")}
     assert files == set(TABLES)
+    assert {p.stem for p in DATA_DIR.glob("*.tif")} == set(RASTER_TABLES)
+
+
+@pytest.mark.parametrize("name", RASTER_TABLES)
+def test_raster_file_matches_catalog_facts(name: str) -> None:
+    """The GeoTIFF's CRS, size, pixel size, extent, bands, types and nodata are the catalog's."""
+    from geoask.raster import describe, read_geotiff, tile_raster
+
+    info = catalog().table(name).raster_column.raster
+    raster = read_geotiff(DATA_DIR / f"{name}.tif")
+    facts = describe(raster)
+    assert facts["srid"] == info.srid
+    assert (facts["width"], facts["height"]) == (info.width, info.height)
+    assert facts["pixel_size"] == pytest.approx(list(info.pixel_size), rel=1e-12)
+    assert facts["extent"] == pytest.approx(list(info.extent), rel=1e-12)
+    assert facts["band_count"] == len(info.bands)
+    assert [b.index for b in info.bands] == list(range(1, len(info.bands) + 1))
+    assert {b.pixel_type for b in info.bands} == {facts["pixel_type"]}
+    assert list(raster.nodata) == [b.nodata for b in info.bands]
+    tiles = tile_raster(raster, *info.tile_size)
+    assert len(tiles) == catalog().table(name).expected_rows
 
 
 def test_folder_is_small() -> None:
@@ -206,7 +229,7 @@ def test_folder_is_small() -> None:
 def test_provenance_has_a_section_per_table() -> None:
     text = (DATA_DIR / "PROVENANCE.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^## `?(\w+)`?", text, flags=re.MULTILINE))
-    missing = set(TABLES) - headings
+    missing = set(TABLES + RASTER_TABLES) - headings
     assert not missing, f"PROVENANCE.md has no section for {sorted(missing)}"
 
 

@@ -38,8 +38,7 @@ def test_invalid_values_name_the_variable(monkeypatch, variable, value, message)
 ])
 def test_unusable_storage_url_is_one_artifact_error(url, message):
     from geoask.errors import ArtifactWriteError
-    from geoask.sql.export import write_atomic
-    from geoask.storage import filesystem_for
+    from geoask.storage import filesystem_for, write_atomic
 
     with pytest.raises(ArtifactWriteError, match=message):
         filesystem_for(url)

@@ -5,7 +5,7 @@ program's spatial policy, read-only execution, export to ``<work_dir>/<name>.geo
 as in the question flow; each Python step runs in a :class:`sandbox.models.Sandbox`
 with its named inputs mounted at ``/input/``, and its protocol ``result`` is saved as
 ``<work_dir>/<name>.json``. The output of the last step (records or an object) is returned for
-projection.
+projection; a statement exported as GeoTIFF gives one record, the raster's facts.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from geoask.bench.model import Program, PythonStep, SqlStep
 from geoask.errors import DatabaseError, GeoaskError
+from geoask.evidence import exported_records
 from geoask.sql.context import GuardContext, SpatialPolicy
 from geoask.sql.executor import SqlRunner
 from geoask.sql.step import run_statement
@@ -105,7 +106,7 @@ class ProgramRunner:
                                          f"{context.row_cap}")
             path = Path(run.exported.data_path)
             artifacts[statement.name] = path
-            output = read_artifact_records(path)
+            output = exported_records(run.exported, _read_text)
         return output
 
     def _run_python(
@@ -123,16 +124,5 @@ class ProgramRunner:
         return outcome.protocol.result
 
 
-def read_artifact_records(path: Path) -> list[dict[str, Any]]:
-    """Rows of an exported artifact: JSON records, or a GeoJSON collection's properties.
-
-    Raises:
-        ProgramFailedError: the file is not an exported result.
-
-    """
-    payload = json.loads(path.read_text(encoding="utf-8"))
-    if isinstance(payload, dict) and payload.get("type") == "FeatureCollection":
-        return [dict(feature.get("properties") or {}) for feature in payload["features"]]
-    if isinstance(payload, list):
-        return payload
-    raise ProgramFailedError(f"{path.name} is neither JSON records nor a GeoJSON collection")
+def _read_text(url: str) -> str:
+    return Path(url).read_text(encoding="utf-8")

@@ -1,5 +1,9 @@
 """DDL generated from the semantic catalog: tables, keys, GiST indexes and ``COMMENT ON`` texts.
 
+A ``raster`` column gets a GiST index on ``ST_ConvexHull(rast)`` and ``AddRasterConstraints``
+(SRID, scale, blocking, band count, pixel types, nodata, extent), so ``raster_columns`` - and
+``geoask catalog check`` - can read its resolution, nodata and extent.
+
 The catalog is version-controlled and trusted, but column types are still checked against a
 small grammar before they are spliced into SQL. Statements are ``psycopg.sql`` objects.
 """
@@ -16,7 +20,8 @@ from geoask.errors import CatalogError
 _TYPE = re.compile(
     r"^(?:text|integer|bigint|smallint|double precision|real|boolean|date|time|"
     r"char\(\d+\)|varchar\(\d+\)|numeric\(\d+,\s*\d+\)|"
-    r"geometry\((?:Point|LineString|Polygon|MultiPoint|MultiLineString|MultiPolygon),4326\))$",
+    r"geometry\((?:Point|LineString|Polygon|MultiPoint|MultiLineString|MultiPolygon),4326\)|"
+    r"raster)$",
     re.IGNORECASE,
 )
 
@@ -42,7 +47,7 @@ def create_table(schema: str, table: Table) -> sql.Composed:
 
 
 def constraints(schema: str, table: Table) -> list[sql.Composed]:
-    """Primary key, foreign keys and a GiST index on the geometry column."""
+    """Primary key, foreign keys, a GiST index on the geometry column, raster constraints."""
     target = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table.name))
     out = [
         sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} PRIMARY KEY ({})").format(
@@ -68,6 +73,12 @@ def constraints(schema: str, table: Table) -> list[sql.Composed]:
                 sql.Identifier(f"{table.name}_{geom.name}_gist"), target, sql.Identifier(geom.name)
             )
         )
+    rast = table.raster_column
+    if rast is not None:
+        out.append(sql.SQL("CREATE INDEX {} ON {} USING gist (ST_ConvexHull({}))").format(
+            sql.Identifier(f"{table.name}_{rast.name}_gist"), target, sql.Identifier(rast.name)))
+        out.append(sql.SQL("SELECT AddRasterConstraints({}::name, {}::name, {}::name)").format(
+            sql.Literal(schema), sql.Literal(table.name), sql.Literal(rast.name)))
     return out
 
 

@@ -3,7 +3,9 @@
 The draft follows the shape of ``geoask/catalog/catalog.yaml``: per table or view its kind,
 row count, keys, declared foreign keys, ``COMMENT ON`` texts, and per column its type,
 nullability, range, few distinct values and, for geometry/geography columns, geometry type,
-SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`). Join
+SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`); a
+raster column's CRS, pixel size, tiling, extent, pixel types and nodata from ``raster_columns``
+(:class:`~geoask.catalog.model.RasterInfo`, band names, meanings and units ``TODO``). Join
 paths are the declared foreign keys plus *inferred* ones (``inferred: true``): same-named,
 same-typed key columns, and spatial joins between geometry tables whose extents overlap, with
 the predicate and the sampled match share (:mod:`geoask.catalog.spatial_joins`). Names that
@@ -39,10 +41,13 @@ from geoask.catalog.model import (
     ForeignKey,
     GeoInfo,
     JoinPath,
+    RasterBand,
+    RasterInfo,
     Table,
     TemporalCoverage,
     TemporalGranularity,
 )
+from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
 
 _INTEGER = re.compile(r"^(smallint|integer|bigint|numeric\(\d+,\s*0\))$")
@@ -154,6 +159,16 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
         "nullable": not col.not_null,
         "abbreviation_candidates": abbreviations.candidates(col.name),
     }
+    if spatial_kind(col.type) is SpatialKind.RASTER:
+        facts = introspect.raster_facts(conn, rel.schema, rel.name, col.name)
+        if facts is not None:
+            data["raster"] = RasterInfo(
+                srid=facts.srid, pixel_size=facts.pixel_size, width=facts.width,
+                height=facts.height, tile_size=facts.tile_size, extent=facts.extent,
+                bands=[RasterBand(index=i, name=TODO, description=TODO, unit=TODO,
+                                  pixel_type=kind, nodata=value) for i, (kind, value)
+                       in enumerate(zip(facts.pixel_types, facts.nodata, strict=True), 1)])
+        return Column.model_validate(data)
     spatial = rel.spatial.get(col.name)
     if spatial is not None:
         geo = profile.geometry_profile(conn, rel, col.name, spatial, prof, postgis)

@@ -273,3 +273,46 @@ def _crs(conn: psycopg.Connection, srid: int) -> tuple[str, CRS | None]:
                                   else CRS.from_wkt(wkt))
     except CRSError:
         return f"{auth}:{code}", None
+
+
+@dataclass(frozen=True)
+class RasterFacts:
+    """What ``raster_columns`` (``AddRasterConstraints``) says of a raster column.
+
+    ``pixel_size`` ``(x, y)`` and ``extent`` ``(xmin, ymin, xmax, ymax)`` are in CRS units;
+    ``width``/``height`` count the extent's pixels; ``tile_size`` is the blocking.
+    """
+
+    srid: int
+    pixel_size: tuple[float, float]
+    width: int
+    height: int
+    tile_size: tuple[int, int]
+    extent: tuple[float, float, float, float]
+    pixel_types: list[str]
+    nodata: list[float | None]
+
+
+def raster_facts(conn: psycopg.Connection, schema: str, table: str,
+                 column: str) -> RasterFacts | None:
+    """The constraints of ``schema.table.column`` from ``raster_columns``; None without them.
+
+    None also when PostGIS raster is not installed or the SRID, scale, blocking or extent
+    constraint is missing (a raster loaded without ``AddRasterConstraints``).
+    """
+    present = conn.execute("SELECT to_regclass('raster_columns') IS NOT NULL").fetchone()
+    if not present or not present[0]:
+        return None
+    row = conn.execute(
+        "SELECT srid, scale_x, scale_y, blocksize_x, blocksize_y, pixel_types, nodata_values, "
+        "ST_XMin(extent), ST_YMin(extent), ST_XMax(extent), ST_YMax(extent) "
+        "FROM raster_columns WHERE r_table_schema = %s AND r_table_name = %s "
+        "AND r_raster_column = %s", (schema, table, column)).fetchone()
+    if row is None or any(value is None for value in (*row[:5], *row[7:])):
+        return None
+    srid, sx, sy, bx, by, types, nodata, xmin, ymin, xmax, ymax = row
+    size = (float(sx), abs(float(sy)))
+    return RasterFacts(int(srid), size, round((xmax - xmin) / size[0]),
+                       round((ymax - ymin) / size[1]), (int(bx), int(by)),
+                       (float(xmin), float(ymin), float(xmax), float(ymax)), list(types or []),
+                       list(nodata or [None] * len(types or [])))

@@ -58,7 +58,7 @@ A value that is not lower_snake_case (``Census Tract``) fails validation.
 """
 
 COMMON_SPATIAL_GRANULARITIES: tuple[str, ...] = (
-    "state", "county", "grid_cell", "point", "line", "country", "none",
+    "state", "county", "grid_cell", "point", "line", "country", "canton", "raster_cell", "none",
 )
 """Labels in common use (those of the demo catalog); documentation, not a closed list."""
 
@@ -101,6 +101,36 @@ class GeoInfo(_Strict):
     sampled: int | None = Field(default=None, ge=0)
 
 
+class RasterBand(_Strict):
+    """One band of a raster column: its 1-based index, meaning, unit, pixel type and nodata."""
+
+    index: int = Field(ge=1, description="1-based band number, as ST_Value(rast, band, ...) takes.")
+    name: str
+    description: Annotated[str, Field(min_length=10)] | Todo
+    unit: str | None = None
+    pixel_type: str = Field(description="PostGIS pixel type, e.g. '16BSI', '8BUI', '32BF'.")
+    nodata: float | None = Field(default=None,
+                                 description="Nodata value; None: every pixel is data.")
+
+
+class RasterInfo(_Strict):
+    """Facts about a ``raster`` column: CRS, pixel size, tiling, extent and bands.
+
+    ``pixel_size`` is ``[x, y]`` and ``extent`` ``[xmin, ymin, xmax, ymax]``, both in the CRS
+    units (degrees for EPSG:4326, metres for UTM); ``width``/``height`` count the pixels of the
+    whole coverage, ``tile_size`` those of one row (tile) at most. The loader checks them against
+    ``raster_columns`` (``AddRasterConstraints``).
+    """
+
+    srid: int = Field(gt=0)
+    pixel_size: tuple[float, float]
+    width: int = Field(gt=0)
+    height: int = Field(gt=0)
+    tile_size: tuple[int, int]
+    extent: tuple[float, float, float, float]
+    bands: list[RasterBand] = Field(min_length=1)
+
+
 class Column(_Strict):
     """One column: PostgreSQL type, meaning, unit, allowed values or range, abbreviations."""
 
@@ -123,6 +153,15 @@ class Column(_Strict):
     geo: GeoInfo | None = Field(
         default=None, description="Measured facts of a geometry/geography column (drafts)."
     )
+    raster: RasterInfo | None = Field(
+        default=None, description="Bands, CRS, resolution, nodata and extent of a raster column."
+    )
+
+    @model_validator(mode="after")
+    def _raster_facts_on_raster_columns(self) -> Column:
+        if self.raster is not None and self.spatial is not SpatialKind.RASTER:
+            raise ValueError(f"column {self.name}: raster facts on a {self.type} column")
+        return self
 
     @property
     def spatial(self) -> SpatialKind | None:
@@ -194,6 +233,11 @@ class Table(_Strict):
     def geometry_column(self) -> Column | None:
         """The (first) ``geometry`` column, if the table has one."""
         return next((c for c in self.columns if c.is_geometry), None)
+
+    @property
+    def raster_column(self) -> Column | None:
+        """The (first) ``raster`` column, if the table has one."""
+        return next((c for c in self.columns if c.spatial is SpatialKind.RASTER), None)
 
     @property
     def spatial_columns(self) -> list[Column]:
@@ -299,6 +343,9 @@ class Catalog(_Strict):
             for c in t.columns:
                 lines += [f"{t.name}.{c.name}: {field} is TODO"
                           for field, value in _fields(c) if value == TODO]
+                for band in c.raster.bands if c.raster is not None else ():
+                    lines += [f"{t.name}.{c.name} band {band.index}: {field} is TODO"
+                              for field, value in _fields(band) if value == TODO]
                 if c.abbreviation_candidates:
                     lines.append(f"{t.name}.{c.name}: abbreviation candidates "
                                  f"{', '.join(c.abbreviation_candidates)}; confirm them into "

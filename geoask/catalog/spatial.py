@@ -2,10 +2,12 @@
 
 A column is *spatial* when its PostgreSQL type is one of the PostGIS value types named by
 :class:`SpatialKind`: ``geometry`` and ``geography`` (vector features, loaded with shapely
-from EWKB) and ``raster`` (a grid; nothing in geoask reads rasters yet, but the notion is ready
-for them). A spatial column's CRS is its SRID type modifier, e.g. ``geometry(Point,4326)`` is
-EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N: a catalog may use any SRID
-(:func:`declared_srids`); ``geography`` is always on an ellipsoid (SRID 4326 unless stated).
+from EWKB) and ``raster`` (a grid of pixels in bands: the export writes it as a GeoTIFF,
+:mod:`geoask.sql.raster_export`; the catalog describes its bands, CRS and resolution in a
+column's ``raster`` facts). A spatial column's CRS is its SRID type modifier, e.g.
+``geometry(Point,4326)`` is EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N: a
+catalog may use any SRID (:func:`declared_srids`); ``geography`` is always on an ellipsoid
+(SRID 4326 unless stated); a raster's SRID is in its ``raster`` facts.
 
 Everything here is pure text handling: no database is asked which types exist.
 """
@@ -183,4 +185,23 @@ def declared_srids(catalog: Catalog | None) -> dict[str, int]:
                 srid = column.geo.srid
             if srid > 0:
                 found[f"{schema}.{table.name}.{column.name}"] = srid
+    return found
+
+
+def declared_raster_bands(catalog: Catalog | None) -> dict[str, tuple[str, ...]]:
+    """One line per band of each raster column the catalog describes, ``schema.table.column``.
+
+    A line reads ``"1 elevation (m): Elevation above sea level ..."``: index, name, unit and
+    meaning from the column's ``raster`` facts. The export adds them to a raster preview, so
+    the compute agent learns what each band holds. No catalog gives an empty mapping.
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    if catalog is None:
+        return found
+    for table in catalog.tables:
+        for column in table.columns:
+            if column.raster is not None:
+                found[f"{catalog.schema_of(table)}.{table.name}.{column.name}"] = tuple(
+                    f"{b.index} {b.name}" + (f" ({b.unit})" if b.unit else "")
+                    + f": {b.description}" for b in column.raster.bands)
     return found

@@ -109,6 +109,9 @@ class EmbeddedCluster:
                     f"GEOASK_DB_PORT={self.port}; use that port, or stop it first with "
                     f"GEOASK_DB_PORT={running_port} geoask db down"
                 )
+            self._write_config()  # a cluster started by an older geoask gets today's settings
+            with psycopg.connect(self._superuser_conninfo("postgres"), autocommit=True) as conn:
+                conn.execute("SELECT pg_reload_conf()")
             self._bootstrap()
             return False
         self._prepare_storage()
@@ -263,6 +266,8 @@ class EmbeddedCluster:
             "max_connections = 50\n"
             "password_encryption = 'scram-sha-256'\n"
             "timezone = 'UTC'\n"
+            # ST_FromGDALRaster, ST_AsGDALRaster and ST_AsTIFF need their GDAL driver enabled
+            "postgis.gdal_enabled_drivers = 'GTiff PNG'\n"
         )
         include = self.pgdata / "geoask.conf"
         self._write_as_db_user(include, conf)
@@ -341,6 +346,7 @@ def _database_statements(database: str) -> list[sql.SQL | sql.Composed]:
     db, owner, reader = (sql.Identifier(n) for n in (database, OWNER_ROLE, READER_ROLE))
     return [
         sql.SQL("CREATE EXTENSION IF NOT EXISTS postgis"),
+        sql.SQL("CREATE EXTENSION IF NOT EXISTS postgis_raster"),
         sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(db),
         sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(db, owner, reader),
         sql.SQL("GRANT CREATE ON DATABASE {} TO {}").format(db, owner),

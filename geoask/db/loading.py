@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -284,3 +285,59 @@ def publish(owner_url: str, swaps: Sequence[tuple[str, str]], fingerprint: str,
                 "INSERT INTO {}.load_state (schema_name, fingerprint) VALUES (%s, %s) "
                 "ON CONFLICT (schema_name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, "
                 "loaded_at = now()").format(meta), (schema, fingerprint))
+
+
+def read_raster_rows(path: Path, tile_size: tuple[int, int]) -> list[tuple[object, ...]]:
+    """Tile the GeoTIFF at ``path`` into ``(rid, hex raster WKB)`` rows, rid 1.. row by row.
+
+    Tiles are at most ``tile_size`` ``(width, height)`` pixels and keep the file's SRID (its
+    EPSG code), pixel grid and nodata (:mod:`geoask.raster`).
+
+    Raises:
+        DataValidationError: the file cannot be read or has no EPSG-coded CRS.
+
+    """
+    from geoask.raster import read_geotiff, tile_raster, to_wkb
+
+    tiles = tile_raster(read_geotiff(path), *tile_size)
+    return [(rid, to_wkb(tile).hex()) for rid, tile in enumerate(tiles, start=1)]
+
+
+@dataclass(frozen=True)
+class RasterSpec:
+    """What ``raster_columns`` must say of a loaded raster column (its AddRasterConstraints)."""
+
+    schema: str
+    table: str
+    column: str
+    srid: int
+    pixel_size: tuple[float, float]
+    band_count: int
+    nodata: tuple[float | None, ...]
+
+
+def verify_rasters(url: str, specs: Sequence[RasterSpec]) -> list[str]:
+    """Compare each raster column's ``raster_columns`` row with its spec; problems, one each."""
+    problems: list[str] = []
+    with psycopg.connect(url) as conn:
+        for spec in specs:
+            row = conn.execute(
+                "SELECT srid, scale_x, scale_y, num_bands, nodata_values FROM raster_columns "
+                "WHERE r_table_schema = %s AND r_table_name = %s AND r_raster_column = %s",
+                (spec.schema, spec.table, spec.column)).fetchone()
+            where = f"{spec.table}.{spec.column}"
+            if row is None:
+                problems.append(f"{where}: no raster_columns row (AddRasterConstraints missing)")
+                continue
+            srid, sx, sy, bands, nodata = row
+            if srid != spec.srid:
+                problems.append(f"{where}: SRID {srid}, catalog says {spec.srid}")
+            if sx is None or sy is None or \
+                    not math.isclose(sx, spec.pixel_size[0], rel_tol=1e-8) or \
+                    not math.isclose(-sy, spec.pixel_size[1], rel_tol=1e-8):
+                problems.append(f"{where}: pixel size {sx}, {sy}, catalog says {spec.pixel_size}")
+            if bands != spec.band_count:
+                problems.append(f"{where}: {bands} bands, catalog says {spec.band_count}")
+            if list(nodata or [None] * (bands or 0)) != list(spec.nodata):
+                problems.append(f"{where}: nodata {nodata}, catalog says {list(spec.nodata)}")
+    return problems

@@ -93,12 +93,12 @@ def run_command(
 
 
 def _remove_stale_outputs(out: str, name: str, *, keep: str) -> None:
-    """Drop an earlier run's ``<name>.json`` or ``.geojson`` of the other format than ``keep``."""
+    """Drop an earlier run's ``<name>.json``, ``.geojson`` or ``.tif`` other than ``keep``."""
     from geoask.storage import filesystem_for
 
     fs, root = filesystem_for(out)
     _, kept = filesystem_for(keep)
-    for suffix in (".json", ".geojson"):
+    for suffix in (".json", ".geojson", ".tif"):
         path = f"{root.rstrip('/')}/{name}{suffix}"
         if path != kept and fs.exists(path):
             fs.rm(path)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from geoask.catalog.spatial import declared_srids, spatial_column_names
+from geoask.catalog.spatial import declared_raster_bands, declared_srids, spatial_column_names
 from geoask.settings import Settings
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ class GuardContext:
             is a column, otherwise a name of a function that takes a whole row is refused as
             a hidden call (see :func:`geoask.sql.functions.attribute_call_names`).
         declared_srids: the catalog's declared SRID per spatial column, for the export.
+        raster_bands: the catalog's band lines per raster column, for the export's preview
+            (:func:`geoask.catalog.spatial.declared_raster_bands`).
         extension_functions: PostGIS functions the connected database's catalog offers
             read-only (:mod:`geoask.sql.catalog_functions`), allowed under ``postgis`` in
             addition to the hand-kept list.
@@ -69,6 +71,7 @@ class GuardContext:
     geometry_columns: frozenset[str] = DEFAULT_GEOMETRY_COLUMNS
     case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
     declared_srids: Mapping[str, int] = field(default_factory=dict, hash=False)
+    raster_bands: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     column_names: frozenset[str] = field(default_factory=frozenset)
     extension_functions: frozenset[str] = field(default_factory=frozenset)
     max_sql_chars: int = 20_000
@@ -112,6 +115,7 @@ class GuardContext:
             geometry_columns=geometry_columns,
             case_sensitive_names=case_sensitive_names,
             declared_srids=declared_srids(catalog),
+            raster_bands=declared_raster_bands(catalog),
             column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
             max_sql_chars=settings.sql_max_chars,
             extension_functions=(

@@ -59,10 +59,11 @@ class ResultColumn:
 
     ``is_geometry`` is true for the vector spatial kinds (geometry, geography) of
     :mod:`geoask.catalog.spatial`, whose values arrive as shapely geometries; see
-    :func:`holds_geometry`. ``source`` is the table column a geometry column comes straight
-    from, as ``schema.table.column`` (the server's row description, libpq ``PQftable`` /
-    ``PQftablecol``, through subqueries and aliases), or None for a computed value; the
-    export looks up the catalog's declared SRID with it.
+    :func:`holds_geometry`. ``source`` is the table column a spatial (geometry, geography or
+    raster) column comes straight from, as ``schema.table.column`` (the server's row
+    description, libpq ``PQftable`` / ``PQftablecol``, through subqueries and aliases), or
+    None for a computed value; the
+    export looks up the catalog's declared SRID (and a raster's bands) with it.
     """
 
     name: str
@@ -277,7 +278,7 @@ def _columns(connection: psycopg.Connection[Any], cursor: psycopg.Cursor[Any]
     types = [names.get(column.type_code, str(column.type_code)) for column in description]
     pgresult = cursor.pgresult
     origins = {i: (pgresult.ftable(i), pgresult.ftablecol(i))
-               for i, type_name in enumerate(types) if holds_geometry(type_name) and pgresult}
+               for i, type_name in enumerate(types) if spatial_kind(type_name) and pgresult}
     sources = _column_sources(connection, [o for o in origins.values() if o[0]])
     return tuple(
         ResultColumn(column.name, type_name, holds_geometry(type_name),

@@ -7,7 +7,9 @@ geometry column is the feature geometry, further ones become WKT properties); wi
 JSON array of records. Geometry stored in any SRID is transformed to WGS 84 first, and the
 storage CRS of each geometry column is recorded (:mod:`geoask.sql.crs`) in the collection's
 foreign member ``native_crs`` and in the preview (``native_crs``; a line per column in its
-text, which is how the compute agent learns it).
+text, which is how the compute agent learns it). A result with a raster column becomes one
+GeoTIFF instead (:mod:`geoask.sql.raster_export`: tiles mosaicked, CRS and nodata kept), its
+grid described in the preview's ``raster`` member and text.
 Values: dates and times as ISO 8601 text, numerics as JSON numbers, NULL (and NaN) as null.
 Every file is written through fsspec to a temporary name and then moved into place, so a
 reader never sees a partial file.
@@ -18,26 +20,21 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import os
-import posixpath
 import re
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import shapely
-from fsspec import AbstractFileSystem
-from fsspec.implementations.local import LocalFileSystem
 from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
-from geoask.errors import ArtifactWriteError
 from geoask.sql.crs import NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
-from geoask.storage import filesystem_for
+from geoask.sql.raster_export import export_raster, raster_column_indexes, raster_text
+from geoask.storage import write_atomic
 
 
 @dataclass(frozen=True)
@@ -55,6 +52,8 @@ class ResultPreview:
         bbox_wgs84: ``[min_lon, min_lat, max_lon, max_lat]`` of all geometries, or None.
         native_crs: per geometry column, the CRS it is stored in and the metric CRS to use
             (:meth:`geoask.sql.crs.NativeCrs.to_dict`).
+        raster: for a result exported as GeoTIFF, its grid
+            (:attr:`geoask.sql.raster_export.RasterExport.facts`), else None.
 
     """
 
@@ -67,6 +66,7 @@ class ResultPreview:
     geometry_types: list[str]
     bbox_wgs84: list[float] | None
     native_crs: list[dict[str, Any]] = field(default_factory=list)
+    raster: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The preview as plain JSON-ready data."""
@@ -92,6 +92,8 @@ class ResultPreview:
                 f"bbox (lon/lat) {self.bbox_wgs84}"
             )
         lines.extend(NativeCrs(**crs).to_text() for crs in self.native_crs)
+        if self.raster is not None:
+            lines.append(raster_text(self.raster))
         lines.extend(dumps_exact(row) for row in self.first_rows)
         return "\n".join(lines)
 
@@ -103,7 +105,7 @@ class ExportedResult:
     Attributes:
         data_path: URL/path of the GeoJSON or JSON file.
         preview_path: URL/path of the preview JSON file.
-        format: ``"geojson"`` or ``"json"``.
+        format: ``"geojson"``, ``"json"`` or ``"geotiff"``.
         preview: the preview written next to the data.
 
     """
@@ -117,29 +119,42 @@ class ExportedResult:
 def export_result(
     result: QueryResult, out_dir: str, *, name: str = "result", preview_rows: int = 5,
     declared_srids: Mapping[str, int] | None = None,
+    raster_bands: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ExportedResult:
     """Write ``result`` (and its preview) into ``out_dir`` (any fsspec URL or local path).
 
-    Writes ``<name>.geojson`` when the result has a geometry column, else ``<name>.json``,
-    plus ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
+    Writes ``<name>.tif`` when the result has a raster column (:mod:`geoask.sql.raster_export`),
+    else ``<name>.geojson`` when it has a geometry column, else ``<name>.json``, plus
+    ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
     own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) resolves
-    values with SRID 0 (see :mod:`geoask.sql.crs`).
+    values with SRID 0 (see :mod:`geoask.sql.crs`); ``raster_bands`` (``schema.table.column``
+    -> band lines, from the catalog) name a raster's bands in its preview.
 
     Raises:
         CrsError: a geometry's CRS cannot be told (SRID 0 outside lon/lat range and none
             declared) or is no EPSG code.
-        ArtifactWriteError: the folder or a file could not be written.
+        ArtifactWriteError: the folder or a file could not be written, or the result's rasters
+            cannot be exported as one GeoTIFF (several raster columns, none, misaligned).
 
     """
     result, native_crs = reproject_result(result, declared_srids)
-    preview = build_preview(result, preview_rows, native_crs)
+    rasters = raster_column_indexes(result)
+    preview = build_preview(result, preview_rows, native_crs, rasters)
+    base = out_dir.rstrip("/")
+    if rasters:
+        raster = export_raster(result, rasters, raster_bands or {})
+        preview = replace(preview, raster=raster.facts)
+        data_path = f"{base}/{name}.tif"
+        preview_path = f"{base}/{name}.preview.json"
+        write_atomic(data_path, raster.data)
+        write_atomic(preview_path, _dumps(preview.to_dict()))
+        return ExportedResult(data_path, preview_path, "geotiff", preview)
     if result.geometry_columns:
         payload: Any = result_to_geojson(result, native_crs)
         fmt, extension = "geojson", "geojson"
     else:
         payload = result_to_records(result)
         fmt, extension = "json", "json"
-    base = out_dir.rstrip("/")
     data_path = f"{base}/{name}.{extension}"
     preview_path = f"{base}/{name}.preview.json"
     write_atomic(data_path, _dumps(payload))
@@ -209,9 +224,13 @@ def result_to_records(result: QueryResult) -> list[dict[str, Any]]:
 
 
 def build_preview(
-    result: QueryResult, preview_rows: int = 5, native_crs: Sequence[NativeCrs] = ()
+    result: QueryResult, preview_rows: int = 5, native_crs: Sequence[NativeCrs] = (),
+    raster_indexes: Sequence[int] = (),
 ) -> ResultPreview:
-    """Summarise ``result``: columns and types, row count, truncation, first rows, bbox, CRSs."""
+    """Summarise ``result``: columns and types, row count, truncation, first rows, bbox, CRSs.
+
+    Values of ``raster_indexes`` columns show as ``"<raster>"`` (or null) in the first rows.
+    """
     names = unique_names([column.name for column in result.columns])
     geometry_indexes = result.geometry_columns
     feature_index = geometry_indexes[0] if geometry_indexes else None
@@ -226,7 +245,9 @@ def build_preview(
     first_rows = [
         {
             names[i]: (
-                _short_wkt(value) if i in geometry_indexes else _short_text(json_value(value))
+                _short_wkt(value) if i in geometry_indexes
+                else (None if value is None else "<raster>") if i in raster_indexes
+                else _short_text(json_value(value))
             )
             for i, value in enumerate(row)
         }
@@ -304,49 +325,6 @@ def unique_names(names: Sequence[str]) -> list[str]:
         seen[name] = count
         result.append(name if count == 1 else f"{name}_{count}")
     return result
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` (fsspec URL or local path) so it appears whole or not at all.
-
-    The bytes go to a hidden temporary file in the same folder (fsync'd on local disks) and
-    are then moved onto ``path``.
-
-    Raises:
-        ArtifactWriteError: the folder or the file could not be written.
-
-    """
-    try:
-        fs, fs_path = filesystem_for(path)
-        folder = posixpath.dirname(fs_path)
-        temporary = posixpath.join(folder, f".{posixpath.basename(fs_path)}.{uuid.uuid4().hex}.tmp")
-        fs.makedirs(folder, exist_ok=True)
-    except OSError as error:
-        raise ArtifactWriteError(f"cannot create the artifact folder for {path}: {error}") from None
-    try:
-        if isinstance(fs, LocalFileSystem):
-            with open(temporary, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, fs_path)
-        else:
-            fs.pipe_file(temporary, data)
-            fs.mv(temporary, fs_path)
-    except OSError as error:
-        _remove_quietly(fs, temporary)
-        raise ArtifactWriteError(f"cannot write {path}: {error}") from None
-    except BaseException:
-        _remove_quietly(fs, temporary)
-        raise
-
-
-def _remove_quietly(fs: AbstractFileSystem, path: str) -> None:
-    try:
-        if fs.exists(path):
-            fs.rm(path)
-    except OSError:  # best effort: the temporary name is hidden and never read
-        pass
 
 
 def dumps_exact(payload: Any) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 
 from geoask.catalog.spatial import POSTGIS_TYPE_NAMES
-from geoask.sql.postgis_functions import POSTGIS_ST_FUNCTIONS
+from geoask.sql.postgis_functions import POSTGIS_RASTER_FUNCTIONS, POSTGIS_ST_FUNCTIONS
 
 
 def _names(text: str) -> frozenset[str]:
@@ -126,10 +126,21 @@ REFUSED_FUNCTIONS: frozenset[str] = frozenset({
     "enablelongtransactions", "disablelongtransactions", "longtransactionsenabled",
     "gettransactionid", "addrasterconstraints", "droprasterconstraints",
     "addoverviewconstraints", "dropoverviewconstraints",
+    # raster: out-of-database file paths and GDAL's own file access, table-creating overviews
+    "st_bandpath", "st_setbandpath", "st_bandfilesize", "st_bandfiletimestamp",
+    "st_fromgdalraster", "st_gdaldrivers", "st_createoverview",
+    # raster map algebra runs SQL text (an expression) or any function named by regprocedure
+    "st_mapalgebra", "st_mapalgebraexpr", "st_mapalgebrafct", "st_mapalgebrafctngb",
 })
 POSTGIS_READ_FUNCTIONS: frozenset[str] = (
-    POSTGIS_ST_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS) - REFUSED_FUNCTIONS
-"""Functions added by the ``postgis`` policy."""
+    POSTGIS_ST_FUNCTIONS | POSTGIS_RASTER_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS) - REFUSED_FUNCTIONS
+"""Functions added by the ``postgis`` policy (geometry, geography and raster families)."""
+
+RASTER_EXPORT_FUNCTIONS = _names("st_clip st_asgdalraster st_astiff")
+"""Raster functions allowed under ``separated`` too: they cut a raster to a geometry
+(``ST_Clip``) or encode it as a file (``ST_AsGDALRaster``, ``ST_AsTIFF``) so that it is exported
+for Python; statistics (``ST_SummaryStats``), values (``ST_Value``) and terrain (``ST_Slope``)
+stay computation and are refused there."""
 
 SPATIAL_TYPE_NAMES: frozenset[str] = POSTGIS_TYPE_NAMES
 """Type names whose casts (and calls) count as spatial computation under ``separated``.
@@ -153,6 +164,18 @@ def is_spatial_function(name: str) -> bool:
     )
 
 
+def computes_spatially(name: str) -> bool:
+    """True if calling ``name`` is spatial computation, which policy ``separated`` refuses.
+
+    Every PostGIS function (:func:`is_spatial_function`) except the raster export functions
+    (:data:`RASTER_EXPORT_FUNCTIONS`), which only cut and encode a raster for Python.
+
+    >>> computes_spatially("ST_SummaryStats"), computes_spatially("ST_Clip")
+    (True, False)
+    """
+    return is_spatial_function(name) and name.lower() not in RASTER_EXPORT_FUNCTIONS
+
+
 @functools.lru_cache(maxsize=64)
 def allowed_function_names(
     policy: str, extension_functions: frozenset[str] = frozenset()
@@ -166,7 +189,7 @@ def allowed_function_names(
     if policy == "postgis":
         allowed = READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS | extension_functions
     else:
-        allowed = READ_ONLY_FUNCTIONS
+        allowed = READ_ONLY_FUNCTIONS | RASTER_EXPORT_FUNCTIONS
     return allowed - REFUSED_FUNCTIONS
 
 

@@ -7,6 +7,10 @@ Produced once from the PostGIS 3.3.2 extension installed in PostgreSQL 15 with::
     JOIN pg_extension e ON e.oid = d.refobjid
     WHERE e.extname = 'postgis' AND lower(p.proname) LIKE 'st\_%';
 
+:data:`POSTGIS_RASTER_FUNCTIONS` is the same list for the ``postgis_raster`` extension of
+PostGIS 3.3.2 (``e.extname = 'postgis_raster'``), without the functions that touch files or
+run SQL text (see :data:`geoask.sql.functions.REFUSED_FUNCTIONS`).
+
 Used by the ``allowed_functions`` rule under the ``postgis`` policy (an allow-list, so a
 user-defined ``st_something`` in the database is not callable).
 """
@@ -79,3 +83,36 @@ POSTGIS_ST_FUNCTIONS: frozenset[str] = frozenset(
         "st_zmin",
     )
 )
+
+POSTGIS_RASTER_FUNCTIONS: frozenset[str] = frozenset(
+    (
+        "st_addband", "st_approxcount", "st_approxhistogram", "st_approxquantile",
+        "st_approxsummarystats", "st_asbinary", "st_asgdalraster", "st_ashexwkb", "st_asjpeg",
+        "st_aspect", "st_aspng", "st_asraster", "st_astiff", "st_aswkb", "st_band",
+        "st_bandisnodata", "st_bandmetadata", "st_bandnodatavalue", "st_bandpixeltype", "st_clip",
+        "st_colormap", "st_contains", "st_containsproperly", "st_contour", "st_convexhull",
+        "st_count", "st_countagg", "st_coveredby", "st_covers", "st_dfullywithin", "st_disjoint",
+        "st_distinct4ma", "st_dumpaspolygons", "st_dumpvalues", "st_dwithin", "st_envelope",
+        "st_georeference", "st_geotransform", "st_grayscale", "st_hasnoband", "st_height",
+        "st_hillshade", "st_histogram", "st_interpolateraster", "st_intersection", "st_intersects",
+        "st_invdistweight4ma", "st_iscoveragetile", "st_isempty", "st_makeemptycoverage",
+        "st_makeemptyraster", "st_max4ma", "st_mean4ma", "st_memsize", "st_metadata", "st_min4ma",
+        "st_minconvexhull", "st_mindist4ma", "st_minpossiblevalue", "st_nearestvalue",
+        "st_neighborhood", "st_notsamealignmentreason", "st_numbands", "st_overlaps",
+        "st_pixelascentroid", "st_pixelascentroids", "st_pixelaspoint", "st_pixelaspoints",
+        "st_pixelaspolygon", "st_pixelaspolygons", "st_pixelheight", "st_pixelofvalue",
+        "st_pixelwidth", "st_polygon", "st_quantile", "st_range4ma", "st_rastertoworldcoord",
+        "st_rastertoworldcoordx", "st_rastertoworldcoordy", "st_rastfromhexwkb", "st_rastfromwkb",
+        "st_reclass", "st_resample", "st_rescale", "st_resize", "st_reskew", "st_retile",
+        "st_rotation", "st_roughness", "st_samealignment", "st_scalex", "st_scaley",
+        "st_setbandindex", "st_setbandisnodata", "st_setbandnodatavalue", "st_setgeoreference",
+        "st_setgeotransform", "st_setm", "st_setrotation", "st_setscale", "st_setskew",
+        "st_setsrid", "st_setupperleft", "st_setvalue", "st_setvalues", "st_setz", "st_skewx",
+        "st_skewy", "st_slope", "st_snaptogrid", "st_srid", "st_stddev4ma", "st_sum4ma",
+        "st_summary", "st_summarystats", "st_summarystatsagg", "st_tile", "st_touches", "st_tpi",
+        "st_transform", "st_tri", "st_union", "st_upperleftx", "st_upperlefty", "st_value",
+        "st_valuecount", "st_valuepercent", "st_width", "st_within", "st_worldtorastercoord",
+        "st_worldtorastercoordx", "st_worldtorastercoordy",
+    )
+)
+"""The ``postgis_raster`` functions a ``postgis`` query may call (statistics, terrain, values)."""

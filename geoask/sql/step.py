@@ -56,7 +56,8 @@ def run_statement(
     Args:
         sql: the submitted statement (executed as submitted, never regenerated).
         context: the guard's policy, contract, row cap and catalog names; its
-            ``declared_srids`` resolve geometry values with SRID 0 in the export.
+            ``declared_srids`` resolve geometry values with SRID 0 in the export, its
+            ``raster_bands`` describe a raster's bands in the preview.
         runner: executes the checked statement (``PostgresSqlRunner`` as the reader role).
         out_dir: local folder or fsspec URL receiving ``<name>.geojson|json`` and a preview.
         name: file stem of the export.
@@ -88,7 +89,8 @@ def run_statement(
     milliseconds = _ms_since(begin)
     record("executor", "ok", f"{name}: {result.row_count} rows", milliseconds)
     exported = export_result(result, out_dir, name=name, preview_rows=preview_rows,
-                             declared_srids=context.declared_srids)
+                             declared_srids=context.declared_srids,
+                             raster_bands=context.raster_bands)
     record("export", "ok", exported.data_path, 0.0)
     return StatementRun(name, checked, result, exported, milliseconds)
 

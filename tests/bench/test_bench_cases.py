@@ -148,6 +148,7 @@ def test_shipped_case_is_complete_and_guarded(item):
 _PREFIX = {
     "states_income": "states-", "counties_census": "counties-", "airports": "airports-",
     "climate_nc": "climate-", "new_haven": "newhaven-", "world": "world-",
+    "luxembourg_dem": "luxdem-", "landsat_olinda": "landsat-",
 }
 
 

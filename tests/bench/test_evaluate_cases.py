@@ -56,7 +56,7 @@ def perturbed(case: BenchmarkCase) -> Any:
 
 
 def test_all_cases_loaded():
-    assert len(CASES) == 200
+    assert len(CASES) == 225
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])

@@ -364,3 +364,19 @@ def test_the_draft_transaction_is_read_only(extra):
     with psycopg.connect(extra.reader_url) as conn:
         assert conn.execute(sql.SQL("SELECT count(*) FROM {}.docks").format(
             sql.Identifier(EXTRA))).fetchone() == (40,)
+
+
+def test_draft_reads_raster_facts_from_raster_columns(database):
+    demo = load_catalog()
+    drafted = draft_catalog(database.reader_url, [demo.schema_name])
+    for name in ("lux_elevation", "landsat_etm"):
+        shipped = demo.table(name).raster_column.raster
+        raster = drafted.table(name).raster_column.raster
+        assert raster is not None, name
+        assert (raster.srid, raster.width, raster.height, raster.tile_size) == (
+            shipped.srid, shipped.width, shipped.height, shipped.tile_size)
+        assert raster.pixel_size == pytest.approx(shipped.pixel_size, rel=1e-8)
+        assert raster.extent == pytest.approx(shipped.extent, rel=1e-9)
+        assert [(b.pixel_type, b.nodata) for b in raster.bands] == [
+            (b.pixel_type, b.nodata) for b in shipped.bands]
+        assert f"{name}.rast band 1: description is TODO" in drafted.todos()

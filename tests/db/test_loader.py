@@ -156,3 +156,58 @@ def test_wrong_crs_is_refused(database, schema, tmp_path):
     _zones().to_crs("EPSG:3857").to_parquet(tmp_path / "zones.parquet")
     with pytest.raises(DataValidationError, match="EPSG:3857, expected EPSG:4326"):
         load_demo_data(schema_name=schema, catalog_path=catalog_path, data_dir=tmp_path)
+
+
+RASTER_TABLE = {
+    "name": "heights", "title": "Heights", "theme": "A small synthetic height grid in UTM 32N.",
+    "spatial_granularity": "raster_cell", "temporal_granularity": "static",
+    "source": "made by the test", "expected_rows": 9, "primary_key": ["rid"],
+    "columns": [
+        {"name": "rid", "type": "integer", "nullable": False, "description": "Tile number."},
+        {"name": "rast", "type": "raster", "nullable": False,
+         "description": "Height tiles, band 1 in metres.",
+         "raster": {"srid": 32632, "pixel_size": [30.0, 30.0], "width": 9, "height": 7,
+                    "tile_size": [4, 3], "extent": [500000, 4999790, 500270, 5000000],
+                    "bands": [{"index": 1, "name": "height", "unit": "m", "pixel_type": "16BSI",
+                               "description": "Height above sea level.", "nodata": -9999}]}},
+    ],
+}
+
+
+def _raster_catalog(tmp_path: Path, srid_in_catalog: int) -> Path:
+    import numpy as np
+
+    from geoask.raster import RasterTile, to_geotiff_bytes
+
+    values = np.arange(63, dtype="int16").reshape(1, 7, 9)
+    values[0, 0, 0] = -9999
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "heights.tif").write_bytes(to_geotiff_bytes(RasterTile(
+        values, (500000.0, 30.0, 0.0, 5000000.0, 0.0, -30.0), 32632, (-9999,))))
+    catalog = yaml.safe_load(yaml.safe_dump(CATALOG))
+    table = yaml.safe_load(yaml.safe_dump(RASTER_TABLE))
+    table["columns"][1]["raster"]["srid"] = srid_in_catalog
+    catalog["tables"] = [table]
+    path = tmp_path / "catalog.yaml"
+    path.write_text(yaml.safe_dump(catalog))
+    return path
+
+
+def test_raster_table_is_tiled_constrained_and_verified(database, schema, tmp_path):
+    summary = load_demo_data(schema_name=schema, catalog_path=_raster_catalog(tmp_path, 32632),
+                             data_dir=tmp_path)
+    assert summary.rows == {"heights": 9}  # 3 x 3 tiles, edge tiles smaller
+    with psycopg.connect(database.reader_url) as conn:
+        row = conn.execute(
+            "SELECT srid, blocksize_x, blocksize_y, num_bands, nodata_values FROM raster_columns "
+            "WHERE r_table_schema = %s AND r_table_name = 'heights'", (schema,)).fetchone()
+        assert row == (32632, 4, 3, 1, [-9999.0])
+        stats = conn.execute(f'SELECT (ST_SummaryStatsAgg(rast, 1, true)).* FROM "{schema}".heights'
+                             ).fetchone()
+        assert stats[0] == 62 and stats[1] == sum(range(1, 63))  # nodata pixel left out
+
+
+def test_raster_with_another_srid_than_the_catalog_is_refused(database, schema, tmp_path):
+    with pytest.raises(DataValidationError, match=r"heights\.rast: SRID 32632, catalog says 32633"):
+        load_demo_data(schema_name=schema, catalog_path=_raster_catalog(tmp_path, 32633),
+                       data_dir=tmp_path)

@@ -145,3 +145,64 @@ def test_publish_answer_maps_without_geometry_draws_nothing(tmp_path: Path, publ
 def test_render_answer_map_needs_a_layer():
     with pytest.raises(ValueError, match="at least one layer"):
         answer_map.render_answer_map(AnswerFeatures(None, {}), "q")
+
+
+DEM = Path(__file__).parents[2] / "geoask" / "demo_data" / "lux_elevation.tif"
+
+
+def test_raster_backdrop_hillshades_one_band_and_hides_nodata():
+    from geoask.raster_map import raster_backdrop, raster_bounds_wgs84
+
+    bounds = raster_bounds_wgs84(DEM.read_bytes())
+    assert [round(v, 4) for v in bounds] == [5.7417, 49.4417, 6.5333, 50.1917]
+    backdrop = raster_backdrop(DEM.read_bytes(), "EPSG:32632")
+    assert backdrop.label == "band 1, hillshaded (141 to 547)"
+    left, right, bottom, top = backdrop.extent
+    assert 50_000 < right - left < 65_000 and 80_000 < top - bottom < 90_000  # metres
+    alpha = backdrop.rgba[..., 3]
+    assert (alpha == 0).any() and (alpha == 1).any()  # outside Luxembourg is transparent
+
+
+def test_raster_backdrop_of_a_multiband_image_is_false_colour():
+    import numpy as np
+
+    from geoask.raster import RasterTile, to_geotiff_bytes
+    from geoask.raster_map import raster_backdrop
+
+    bands = np.stack([np.full((20, 30), 10 * (b + 1), "uint8") for b in range(6)])
+    bands[3, :, 15:] = 200  # bright near infrared in the east half
+    tiff = to_geotiff_bytes(RasterTile(bands, (290000.0, 30.0, 0.0, 9120000.0, 0.0, -30.0),
+                                       31985, (None,) * 6))
+    backdrop = raster_backdrop(tiff, "EPSG:31985")
+    assert backdrop.label == "bands 4, 3, 2 as red, green, blue"
+    red = backdrop.rgba[..., 0]
+    assert red[:, -1].mean() > red[:, 0].mean()
+
+
+def test_publish_draws_zones_over_a_raster_and_a_raster_alone(tmp_path: Path, published):
+    store = RunArtifacts(str(tmp_path), "run-r")
+    dem = store.url("sql-1/dem.tif")
+    Path(dem).parent.mkdir(parents=True, exist_ok=True)
+    Path(dem).write_bytes(DEM.read_bytes())
+    zone = store.write_text("sql-1/zone.geojson", feature_collection([(
+        {"type": "Polygon", "coordinates": [[[5.9, 49.6], [6.2, 49.6], [6.2, 49.9], [5.9, 49.9],
+                                             [5.9, 49.6]]]}, {"name": "box"})]))
+    raster_only = answer_map.publish_answer_maps(
+        store, [[ArtifactRef(name="dem", url=dem, format="geotiff")]], None, "relief")
+    assert raster_only is not None
+    image = Image.open(io.BytesIO(Path(raster_only.png).read_bytes())).convert("RGB")
+    alone = {c for _, c in image.getcolors(maxcolors=1 << 20)}
+    with_zone = answer_map.publish_answer_maps(
+        store, [[ArtifactRef(name="dem", url=dem, format="geotiff"),
+                 ArtifactRef(name="zone", url=zone, format="geojson")]], None, "relief")
+    assert with_zone is not None
+    drawn = colours(Path(with_zone.png).read_bytes())
+    assert RED in drawn and RED not in alone  # the zone's outline over the relief
+    assert len(alone) > 200  # shaded relief, not a blank frame
+    page = Path(with_zone.html).read_text(encoding="utf-8")
+    rasters = json.loads(re.search(r'id="geoask-rasters">(.*?)</script>', page).group(1))
+    assert len(rasters) == 1 and rasters[0]["url"].startswith("data:image/png;base64,")
+    (south, west), (north, east) = rasters[0]["bounds"]
+    # the grid warped to EPSG:3857 covers the raster's extent to within a pixel (1/120 degree)
+    assert [west, south, east, north] == pytest.approx([5.7417, 49.4417, 6.5333, 50.1917],
+                                                       abs=1 / 120)

@@ -15,8 +15,8 @@ import shapely
 from pyproj import Transformer
 from shapely.geometry import LineString, Point
 
+from geoask import storage as storage_module
 from geoask.errors import ArtifactWriteError
-from geoask.sql import export as export_module
 from geoask.sql.executor import QueryResult, ResultColumn
 from geoask.sql.export import (
     build_preview,
@@ -25,8 +25,8 @@ from geoask.sql.export import (
     result_to_geojson,
     result_to_records,
     unique_names,
-    write_atomic,
 )
+from geoask.storage import write_atomic
 
 
 def _point(x: float, y: float, srid: int = 4326):
@@ -197,7 +197,7 @@ def test_atomic_write_leaves_old_file_and_no_temporary_on_failure(tmp_path, monk
     def broken_replace(source, destination):
         raise OSError("disk full")
 
-    monkeypatch.setattr(export_module.os, "replace", broken_replace)
+    monkeypatch.setattr(storage_module.os, "replace", broken_replace)
     with pytest.raises(ArtifactWriteError, match="disk full"):
         write_atomic(str(target), b"[1, 2]")
     assert target.read_bytes() == b"[1]"
@@ -210,7 +210,7 @@ def test_atomic_write_cleans_up_after_an_interrupted_write(tmp_path, monkeypatch
     def interrupted_fsync(fd):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(export_module.os, "fsync", interrupted_fsync)
+    monkeypatch.setattr(storage_module.os, "fsync", interrupted_fsync)
     with pytest.raises(KeyboardInterrupt):
         write_atomic(str(target), b"{}")
     assert list(tmp_path.iterdir()) == []

@@ -19,6 +19,7 @@ from geoask.sql.functions import (
     SQL_SYNTAX_FUNCTIONS,
     allowed_function_names,
     attribute_call_names,
+    computes_spatially,
     is_spatial_function,
 )
 from geoask.sql.parsing import ParsedQuery
@@ -114,7 +115,7 @@ def _spatial(view: PgView, context: GuardContext) -> _Found:
     if context.policy != SpatialPolicy.SEPARATED:
         return None
     for call in view.calls:
-        if is_spatial_function(call.name):
+        if computes_spatially(call.name):
             return ("spatial_policy", f"spatial function {call.name}() computes in SQL; "
                     f"{SEPARATED_ADVICE}", f"{call.name}(...)", call.location)
     for _schema, name in sorted(view.casts, key=str):

@@ -7,7 +7,7 @@ from sqlglot import exp
 from geoask.catalog.spatial import postgis_type_name
 from geoask.sql.calls import function_calls
 from geoask.sql.context import GuardContext, SpatialPolicy
-from geoask.sql.functions import is_spatial_function
+from geoask.sql.functions import computes_spatially, is_spatial_function
 from geoask.sql.parsing import ORIGINAL_NAME_KEY, ParsedQuery, violation_at
 from geoask.sql.violation import GuardViolation
 
@@ -15,7 +15,9 @@ RULE = "spatial_policy"
 ADVICE = (
     "the active policy 'separated' keeps spatial computation out of SQL: select the rows and "
     "their geometry column (e.g. SELECT id, geom FROM ...), then compute in Python with "
-    "geopandas/shapely on the exported GeoJSON"
+    "geopandas/shapely on the exported GeoJSON; for a raster select its raster column (or "
+    "ST_Clip(rast, geom) to cut it to a zone) and compute with rasterio/rasterstats on the "
+    "exported GeoTIFF"
 )
 # Binary nodes that only test or name a geometry rather than compute with it.
 NON_COMPUTING = (exp.Is, exp.Dot, exp.Alias, exp.PropertyEQ, exp.And, exp.Or)
@@ -23,6 +25,10 @@ NON_COMPUTING = (exp.Is, exp.Dot, exp.Alias, exp.PropertyEQ, exp.And, exp.Or)
 
 def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
     """Reject ST_* calls, geometry operators and casts to spatial types (policy ``separated``).
+
+    The raster export functions (``ST_Clip``, ``ST_AsTIFF``, ``ST_AsGDALRaster``:
+    :data:`~geoask.sql.functions.RASTER_EXPORT_FUNCTIONS`) only cut and encode a raster for
+    Python and pass; raster statistics, values and terrain functions are computation.
 
     >>> from geoask.sql.parsing import parse_query
     >>> spatial_policy(parse_query("SELECT ST_Area(geom) FROM t"), GuardContext()).rule
@@ -33,7 +39,7 @@ def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation 
     if context.policy != SpatialPolicy.SEPARATED:
         return None
     for call in function_calls(query):
-        if call.name is not None and is_spatial_function(call.name):
+        if call.name is not None and computes_spatially(call.name):
             return violation_at(
                 RULE, f"spatial function {call.name}() computes in SQL; {ADVICE}", call.node,
                 query,
