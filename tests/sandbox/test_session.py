@@ -49,7 +49,7 @@ def test_a_failing_cell_is_classified_with_cell_lines_and_the_session_survives(
     with any_sandbox.open_session() as session:
         failed = session.run_cell("row = {'name': 'x'}\n\nrow['population']")
         syntax = session.run_cell("x = (\n")
-        missing = session.run_cell("import rasterio")
+        missing = session.run_cell("import no_such_library_here")
         reported = session.run_cell(
             "import json\nprint(json.dumps({'status': 'error', 'summary': 'no rows', "
             "'result': []}))")
