@@ -57,7 +57,9 @@ def test_client_environment_persists_results_under_the_server_home():
     ({"server_port": 4300}, "http://127.0.0.1:4300/api"),
     ({"server_api_url": "http://prefect:4200/api"}, "http://prefect:4200/api"),
 ])
-def test_prefect_api_url(overrides, expected):
+def test_prefect_api_url(overrides, expected, monkeypatch):
+    for name in ("GEOASK_SERVER_PORT", "GEOASK_SERVER_API_URL"):  # a developer's own
+        monkeypatch.delenv(name, raising=False)
     assert Settings(**overrides).prefect_api_url == expected
 
 
