@@ -109,7 +109,7 @@ def server(
     finally:
         if worker is not None:
             worker.stop()
-            run_stop_hooks("SIGTERM")  # questions it was answering: their runs are Crashed
+            run_stop_hooks("a geoask server shutdown")  # its questions' runs: Crashed
         prefect_server.stop()
         _remove_own_state(settings)
         if started:

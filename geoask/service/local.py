@@ -261,6 +261,15 @@ def wait_for_deployment(api_url: str, name: str, timeout_s: float, log_path: str
                        f"{timeout_s:.0f} s after its start; see {log_path}")
 
 
+def explicit_api_url(settings: Settings, configured_url: str | None = None) -> str | None:
+    """The Prefect API the user chose instead of geoask's own server, or None.
+
+    ``GEOASK_SERVER_API_URL``, else ``configured_url``, else ``PREFECT_API_URL`` in the
+    environment.
+    """
+    return settings.server_api_url or configured_url or os.environ.get("PREFECT_API_URL")
+
+
 def ensure_server(settings: Settings, configured_url: str | None = None,
                   deployment: str | None = None) -> str:
     """The API URL to run flows against; starts a background server when none runs.
@@ -275,7 +284,7 @@ def ensure_server(settings: Settings, configured_url: str | None = None,
             configured API URL does not answer.
 
     """
-    explicit = settings.server_api_url or configured_url or os.environ.get("PREFECT_API_URL")
+    explicit = explicit_api_url(settings, configured_url)
     if explicit:
         from geoask.service.server import is_healthy
 

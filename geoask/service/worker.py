@@ -232,9 +232,9 @@ def ask_worker(settings: Settings, question: str, *, model: str | None = None,
 
     from geoask.errors import ServiceError
     from geoask.question_result import QuestionResult
-    from geoask.service.local import running_server
+    from geoask.service.local import explicit_api_url, running_server
 
-    if settings.server_api_url or os.environ.get("PREFECT_API_URL"):
+    if explicit_api_url(settings):
         return None
     state = running_server(settings)
     if state is None or not state.worker_url or not state.worker_token:
