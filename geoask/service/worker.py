@@ -161,18 +161,23 @@ class QuestionWorker:
         if request.path != "/ask":
             return _reply(request, HTTPStatus.NOT_FOUND, {"error": {"type": "NotFound",
                                                                     "message": request.path}})
-        if not hmac.compare_digest(request.headers.get(TOKEN_HEADER, ""), self.token):
+        token = request.headers.get(TOKEN_HEADER, "").encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(token, self.token.encode()):
             return _reply(request, HTTPStatus.FORBIDDEN, _error("Forbidden", "bad token"))
-        length = int(request.headers.get("Content-Length") or 0)
-        if length > MAX_REQUEST_BYTES:
+        length = request.headers.get("Content-Length") or "0"
+        if not length.isdigit():
+            return _reply(request, HTTPStatus.BAD_REQUEST,
+                          _error("BadRequest", "Content-Length is not a byte count"))
+        if int(length) > MAX_REQUEST_BYTES:
             return _reply(request, HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                           _error("TooLarge", f"request over {MAX_REQUEST_BYTES} bytes"))
         try:
-            body = json.loads(request.rfile.read(length))
+            body = json.loads(request.rfile.read(int(length)))
             question = body["question"]
             options = {key: body.get(key) for key in ("model", "variant", "conversation")}
-        except (ValueError, KeyError, TypeError) as error:
-            return _reply(request, HTTPStatus.BAD_REQUEST, _error("BadRequest", str(error)))
+        except (ValueError, KeyError, TypeError, RecursionError) as error:
+            return _reply(request, HTTPStatus.BAD_REQUEST,
+                          _error("BadRequest", type(error).__name__))
         if body.get("fingerprint") != self.fingerprint:
             return _reply(request, HTTPStatus.CONFLICT, _error(
                 "Stale", "the asking process's settings, credentials or code differ"))

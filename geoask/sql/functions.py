@@ -129,6 +129,9 @@ REFUSED_FUNCTIONS: frozenset[str] = frozenset({
     # raster: out-of-database file paths and GDAL's own file access, table-creating overviews
     "st_bandpath", "st_setbandpath", "st_bandfilesize", "st_bandfiletimestamp",
     "st_fromgdalraster", "st_gdaldrivers", "st_createoverview",
+    # ST_AddBand's out-db overload opens any server path with GDAL (probes files: attack pass);
+    # ST_Retile builds SQL on a table named in text (like ST_FindExtent)
+    "st_addband", "st_retile",
     # raster map algebra runs SQL text (an expression) or any function named by regprocedure
     "st_mapalgebra", "st_mapalgebraexpr", "st_mapalgebrafct", "st_mapalgebrafctngb",
 })

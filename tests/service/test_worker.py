@@ -83,6 +83,29 @@ def test_the_token_and_the_request_are_checked(running) -> None:
     assert post(started.url, body, started.token) == (200, {"result": RESULT})
 
 
+@pytest.mark.parametrize(("headers", "data"), [
+    ({worker.TOKEN_HEADER: "\u00e9"}, b"{}"),              # a non-ASCII token
+    ({"Content-Length": "abc"}, b"{}"),                      # not a byte count
+    ({"Content-Length": "-1"}, b"{}"),                       # read-to-the-end
+    ({}, b"[" * 100_000),                                    # nesting past the recursion limit
+])
+def test_a_malformed_request_gets_a_reply_not_a_dropped_connection(running, headers,
+                                                                    data) -> None:
+    import http.client
+
+    started, answers, _ = running
+    connection = http.client.HTTPConnection(started.url.removeprefix("http://"), timeout=30)
+    sent = {worker.TOKEN_HEADER: started.token, "Content-Length": str(len(data)), **headers}
+    connection.putrequest("POST", "/ask")
+    for name, value in sent.items():
+        connection.putheader(name, value.encode("utf-8"))
+    connection.endheaders(data if headers.get("Content-Length", "0").isdigit() else b"")
+    status = connection.getresponse().status
+    connection.close()
+    assert status in (400, 403)
+    assert answers == []
+
+
 def test_the_workers_error_comes_back_as_the_same_class(settings, running) -> None:
     _, _, reply = running
     reply.clear()
