@@ -7,7 +7,6 @@ each is a thin wrapper over the tasks of ``tasks/`` and the pure state of ``geoa
 
 from __future__ import annotations
 
-from geoask.answer_map import publish_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer
 from geoask.artifact_registry import column_units, step_entries
 from geoask.conversation_report import publish_registry
@@ -26,7 +25,7 @@ from geoask.state import (
 )
 from geoask.state_report import evidence_trail, failure_report, recovery_count, route
 from geoask.variants import single_sql_plan
-from tasks.question import make_plan, write_answer
+from tasks.question import draw_answer_map, make_plan, write_answer
 from tasks.services import QuestionServices
 from tasks.steps import StepResult, run_python_step, run_sql_step
 
@@ -76,8 +75,7 @@ def answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> 
                                                reason=f"no answer could be written: "
                                                       f"{output.reason}"))
         return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
-    maps = publish_answer_maps(run.store, [step.artifacts for step in state.steps.values()],
-                               output, state.question)
+    maps = draw_answer_map(run, state, output)
     return finish(run, state, "answered", output, output.summary, evidence_trail(state),
                    [maps.png, maps.html] if maps else [])
 

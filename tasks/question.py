@@ -1,6 +1,7 @@
 """The stages of the question flow, one small Prefect task each.
 
-Task names are stable for the UI: ``intent``, ``schema``, ``plan``, ``review``, ``answer`` here;
+Task names are stable for the UI: ``intent``, ``schema``, ``plan``, ``review``, ``answer``,
+``map`` here;
 ``sql`` and ``python`` (runs named by step id: ``sql-1``, ``python-1``...) in
 :mod:`tasks.steps`. Prefect retries a task only for transient model or database failures
 (``geoask.retry.TRANSIENT_RETRIES``).
@@ -22,6 +23,7 @@ from agents.planner import PlannerDeps, planner_agent
 from agents.planner import prompt as planner_prompt
 from agents.reviewer import ReviewerDeps, reviewer_agent
 from agents.reviewer import prompt as reviewer_prompt
+from geoask.answer_map import AnswerMaps, publish_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer, payload_errors
 from geoask.catalog.model import TemporalGranularity
 from geoask.conversation import history_block, reuse_block
@@ -193,3 +195,17 @@ def _enum_or_none(enum: Any, value: str | None) -> Any:
         return enum(value) if value else None
     except ValueError:
         return None
+
+
+@task(name="map", task_run_name="map", **STAGE_TASK)
+def draw_answer_map(services: QuestionServices, state: ExecutionState,
+                    answer: FinalAnswer) -> AnswerMaps | None:
+    """Draw the answer map (``map.png``, ``map.html``) over the run's exported layers.
+
+    A stage of its own in the execution log: drawing is part of answering, not orchestration.
+    None when the run exported no geometry (:func:`geoask.answer_map.publish_answer_maps`).
+    """
+    with services.recorder.stage("map"):
+        return publish_answer_maps(services.store,
+                                   [step.artifacts for step in state.steps.values()],
+                                   answer, state.question)

@@ -44,10 +44,13 @@ class SchemaSource(Protocol):
 class QuestionServices:
     """Everything the tasks of one question run need (in-process objects, never serialised).
 
-    A plain class on purpose, not a dataclass or pydantic model: Prefect walks every dataclass
-    and pydantic parameter of every task call, field by field, looking for upstream futures,
-    and walking the settings, catalog and growing log at each stage took about a tenth of a
-    benchmark question's CPU; a plain object is one leaf.
+    A plain class with ``__slots__`` on purpose, not a dataclass or pydantic model: Prefect
+    walks every dataclass and pydantic parameter of every task call, field by field, looking
+    for upstream futures, and walking the settings, catalog and growing log at each stage
+    took about a tenth of a benchmark question's CPU; a plain object is one leaf. Without a
+    ``__dict__`` it is also one leaf for the JSON encoder of a flow run's parameters (which
+    walked ``vars()`` into the catalog before giving up: ~25 ms per question); the run shows
+    it as ``<QuestionServices>``.
 
     Attributes:
         settings: the geoask settings.
@@ -66,6 +69,9 @@ class QuestionServices:
         reused: refs of earlier turns' artifacts the run's steps read.
 
     """
+
+    __slots__ = ("catalog", "conversation", "models", "recorder", "registry", "reused",
+                 "run_id", "sandbox", "schema", "settings", "sql_runner", "store", "variant")
 
     def __init__(self, *, settings: Settings, variant: Variant, models: ModelProvider,
                  sql_runner: SqlRunner, sandbox: Sandbox, schema: SchemaSource,

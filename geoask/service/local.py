@@ -34,6 +34,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from geoask.errors import ServiceError
 from geoask.interrupt import detach
@@ -328,6 +329,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     """
     from prefect.context import SyncClientContext
     from prefect.settings import (
+        PREFECT_API_SSL_CERT_FILE,
         PREFECT_API_URL,
         PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
         temporary_settings,
@@ -335,6 +337,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
 
     from geoask import artifact_publisher
     from geoask.console import quiet_console
+    from geoask.service.server import plain_http_ca_file
     from geoask.service.stops import crash_runs_on_stop
 
     if not verbose:
@@ -345,8 +348,11 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     # flow run's end waits for it (0.5 s on average, half a warm question's wall time), and
     # nothing here acts on missed heartbeats (a stop marks this process's runs Crashed).
     # One API client for the block's flow runs (Prefect makes one per run otherwise: a TLS
-    # context with the CA bundle loaded and a version check, ~0.1 s CPU each).
-    updates = {PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    # context with the CA bundle loaded and a version check, ~0.1 s CPU each); the clients
+    # Prefect still makes (one per subflow run) get a small CA file on a plain-HTTP API.
+    updates: dict[Any, Any] = {PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    if (ca_file := plain_http_ca_file(url, settings.prefect_home)) is not None:
+        updates[PREFECT_API_SSL_CERT_FILE] = str(ca_file)
     with (temporary_settings(updates=updates), SyncClientContext.get_or_create(),
           crash_runs_on_stop(url)):
         try:

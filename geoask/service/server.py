@@ -89,6 +89,53 @@ def client_environment(settings: Settings, api_url: str) -> dict[str, str]:
     }
 
 
+PLAIN_HTTP_CA_FILE = "plain-http-ca.pem"
+
+
+def plain_http_ca_file(api_url: str, prefect_home: Path) -> Path | None:
+    """A one-certificate CA bundle for Prefect clients of a plain-HTTP API; None for HTTPS.
+
+    Every Prefect client builds a TLS context from ``PREFECT_API_SSL_CERT_FILE`` (default:
+    certifi's bundle, ~150 CA certificates, 50 ms to parse on the 2-core reference machine),
+    also for an ``http://`` URL, where it is never used; Prefect makes a new client for every
+    subflow run (the task run tracking it in its parent flow run), so each benchmark question
+    paid it. For a plain-HTTP API the file ``<prefect_home>/plain-http-ca.pem`` holds only
+    the first certificate of certifi's bundle (under 1 ms). None for any other URL scheme or
+    when ``PREFECT_API_SSL_CERT_FILE`` is set in the environment (the user's choice stands).
+
+    Raises:
+        ArtifactWriteError: the file could not be written.
+
+    """
+    if not api_url.startswith("http://") or os.environ.get("PREFECT_API_SSL_CERT_FILE"):
+        return None
+    path = prefect_home / PLAIN_HTTP_CA_FILE
+    if not path.is_file():
+        import certifi
+
+        from geoask.storage import write_atomic
+
+        bundle = Path(certifi.where()).read_text(encoding="ascii")
+        end = "-----END CERTIFICATE-----"
+        write_atomic(str(path), (bundle[:bundle.index(end) + len(end)] + "\n").encode("ascii"))
+    return path
+
+
+SERVER_TUNING: dict[str, str] = {
+    "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "200",
+    "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL": "1",
+}
+"""Server settings geoask changes (a variable already set in the environment wins).
+
+Prefect's task-run recorder turns the task-run events clients send into task runs and states;
+by default it writes each event in a transaction of its own, which made the server's CPU per
+question run (one flow run, seven stage task runs) 1.12 s on the 2-core reference machine.
+In batches of up to 200, flushed at least every second (a task run reaches the dashboard at
+most ~1 s later), it is 0.65 s, and a question's flow-run overhead falls with the server's
+load (``benchmark/prefect_server.py``).
+"""
+
+
 def server_environment(
     settings: Settings, port: int, database_url: str, base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
@@ -98,9 +145,12 @@ def server_environment(
     (:func:`prepare_server_database`).
 
     A ``PREFECT_API_URL`` inherited from ``base`` is dropped: the server must not point at
-    another server, and the dashboard is told the API URL of this one.
+    another server, and the dashboard is told the API URL of this one. The task-run recorder
+    writes in batches (:data:`SERVER_TUNING`) unless ``base`` sets those variables itself.
     """
     environment = {k: v for k, v in (base or {}).items() if k != "PREFECT_API_URL"}
+    for name, value in SERVER_TUNING.items():
+        environment.setdefault(name, value)
     environment.update({
         "PREFECT_HOME": str(settings.prefect_home),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",

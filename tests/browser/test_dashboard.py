@@ -20,7 +20,7 @@ from geoask.service.client import ask_via_api
 from geoask.settings import get_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.db, pytest.mark.sandbox]
-STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer"]
+STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer", "map"]
 ARTIFACT_KEYS = ["sql-1-sql", "sql-1-preview-incidents", "sql-1-file-incidents",
                  "python-1-script", "python-1-output", "run-summary", "answer-map",
                  "answer-map-html", "run-intent", "run-plan", "run-trace"]

@@ -82,7 +82,7 @@ def test_execution_log_is_saved_with_the_artifacts(make_services):
     result, services = run_case("buffer_topology", make_services)
     log = json.loads((Path(services.store.folder) / "execution_log.json").read_text())
     assert [s["stage"] for s in log["stages"]] == [
-        "intent", "schema", "plan", "sql-1", "python-1", "review", "answer"]
+        "intent", "schema", "plan", "sql-1", "python-1", "review", "answer", "map"]
     assert [c["role"] for c in log["model_calls"]] == [
         "intent", "planner", "sql", "compute", "reviewer", "answer"]
     assert all(c["prompt_tokens"] > 0 and c["completion_tokens"] > 0

@@ -263,3 +263,19 @@ def test_report_of_a_rejected_question_names_no_route():
     answered = rejected.model_copy(update={"status": "answered", "transitions": ["continue"],
                                            "route": "sql_only"})
     assert "route: sql_only; transitions: continue" in format_result(answered)
+
+
+def test_question_services_are_one_leaf_for_the_flow_run_parameters(tmp_path):
+    from flows.answer_question import answer_question
+    from geoask.catalog.model import Catalog
+    from geoask.settings import Settings
+    from tasks.services import QuestionServices
+
+    services = QuestionServices(
+        settings=Settings(artifact_root=str(tmp_path)), variant=Variant.FULL, models=None,
+        sql_runner=None, sandbox=None, schema=None,
+        catalog=Catalog(version=1, schema="demo", description="d", tables=[]))
+    # no __dict__: the parameters' JSON encoder gives up at once instead of walking vars()
+    assert not hasattr(services, "__dict__")
+    parameters = answer_question.serialize_parameters({"question": "q", "services": services})
+    assert parameters == {"question": "q", "services": "<QuestionServices>"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from geoask.settings import Settings, get_settings
 
 pytestmark = [pytest.mark.db, pytest.mark.sandbox]
 HERE = Path(__file__).parent
-STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer"]
+STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer", "map"]
 COMPARED = ("status", "answer", "message", "transitions", "route")
 
 
@@ -63,10 +64,24 @@ def test_api_run_answers_like_a_direct_run(served, api_run):
     assert via_api["run_id"] != direct["run_id"]
 
 
+def completed_task_runs(served: Served, flow_run_id: str, timeout_s: float = 15.0) -> list:
+    """The flow run's task runs once all of STAGES are recorded as completed (or at timeout).
+
+    The server's task-run recorder writes in batches, flushed at least every second.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        runs = api_json(served, "task_runs/filter",
+                        {"flow_runs": {"id": {"any_": [flow_run_id]}}})
+        done = {run["name"] for run in runs if run["state_type"] == "COMPLETED"}
+        if set(STAGES) <= done or time.monotonic() > deadline:
+            return runs
+        time.sleep(0.2)
+
+
 def test_flow_run_page_has_the_stages_and_artifacts(served, api_run):
     flow_run_id = api_run.flow_run_id
-    runs = api_json(served, "task_runs/filter",
-                    {"flow_runs": {"id": {"any_": [flow_run_id]}}})
+    runs = completed_task_runs(served, flow_run_id)
     names = {run["name"] for run in runs}
     assert set(STAGES) <= names, names
     assert {run["state_type"] for run in runs} == {"COMPLETED"}

@@ -43,6 +43,15 @@ def test_server_environment_is_loopback_offline_and_drops_a_foreign_api_url():
     assert environment["DO_NOT_TRACK"] == "1"
     assert environment["PREFECT_HOME"] == "/srv/g/prefect"
     assert environment["PREFECT_SERVER_DATABASE_CONNECTION_URL"] == "sqlite+aiosqlite:///x.db"
+    assert environment["PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE"] == "200"
+
+
+def test_server_environment_keeps_a_tuning_variable_the_user_set():
+    environment = server.server_environment(
+        Settings(home=Path("/srv/g")), 4321, "sqlite+aiosqlite:///x.db",
+        {"PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "7"})
+    assert environment["PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE"] == "7"
+    assert environment["PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL"] == "1"
 
 
 def test_client_environment_persists_results_under_the_server_home():
@@ -294,3 +303,15 @@ def test_prefect_yaml_parameters_exist_on_the_flows():
             continue
         accepted = set(inspect.signature(flow.fn).parameters)
         assert set(declared["parameters"]) <= accepted, declared["name"]
+
+
+def test_a_plain_http_api_gets_a_one_certificate_ca_file(tmp_path, monkeypatch):
+    import ssl
+
+    monkeypatch.delenv("PREFECT_API_SSL_CERT_FILE", raising=False)
+    path = server.plain_http_ca_file("http://127.0.0.1:4200/api", tmp_path)
+    assert path is not None and path.read_text().count("BEGIN CERTIFICATE") == 1
+    assert ssl.create_default_context(cafile=str(path)).cert_store_stats()["x509_ca"] == 1
+    assert server.plain_http_ca_file("https://prefect.example/api", tmp_path) is None
+    monkeypatch.setenv("PREFECT_API_SSL_CERT_FILE", "/etc/ssl/mine.pem")
+    assert server.plain_http_ca_file("http://127.0.0.1:4200/api", tmp_path) is None
