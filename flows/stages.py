@@ -7,9 +7,11 @@ each is a thin wrapper over the tasks of ``tasks/`` and the pure state of ``geoa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from geoask.answers import AnswerRefusal, FinalAnswer
 from geoask.artifact_registry import column_units, step_entries
-from geoask.conversation_report import publish_registry
+from geoask.conversation_report import registry_markdown
 from geoask.plan import Intent, PlanRefusal, StepKind
 from geoask.question_result import Outcome, QuestionResult
 from geoask.retrieval.retriever import SchemaSubset
@@ -28,6 +30,9 @@ from geoask.variants import single_sql_plan
 from tasks.question import draw_answer_map, make_plan, write_answer
 from tasks.services import QuestionServices
 from tasks.steps import StepResult, run_python_step, run_sql_step
+
+if TYPE_CHECKING:
+    from geoask.answer_map import AnswerMaps
 
 
 def plan_or_replan(run: QuestionServices, state: ExecutionState, intent: Intent,
@@ -64,7 +69,6 @@ def register_step(run: QuestionServices, state: ExecutionState, step_id: str,
     known = [run.catalog.by_name[name] for name in tables if name in run.catalog.by_name]
     run.registry.add(step_entries(run.store.read_text, result.artifacts, step=step_id,
                                   run_id=run.run_id, units=column_units(known)))
-    publish_registry(run.registry.entries)
 
 
 def answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> QuestionResult:
@@ -76,13 +80,12 @@ def answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> 
                                                       f"{output.reason}"))
         return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
     maps = draw_answer_map(run, state, output)
-    return finish(run, state, "answered", output, output.summary, evidence_trail(state),
-                   [maps.png, maps.html] if maps else [])
+    return finish(run, state, "answered", output, output.summary, evidence_trail(state), maps)
 
 
 def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
            answer: FinalAnswer | None, message: str, trail: list[str],
-           maps: list[str] | None = None, *, retries: int | None = None,
+           maps: AnswerMaps | None = None, *, retries: int | None = None,
            used_sandbox: bool | None = None) -> QuestionResult:
     """End the run: fill the execution log, publish the run and return its result.
 
@@ -100,10 +103,12 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
     result = QuestionResult(
         status=status, answer=answer, message=message, evidence=trail,
         transitions=log.transitions, route=log.route, run_id=run.run_id,
-        artifact_folder=run.store.folder, flow_run_id=_flow_run_id(), maps=maps or [],
+        artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
+        maps=[maps.png, maps.html] if maps else [],
     )
     publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
-                run.run_id)
+                run.run_id, sections=[maps.markdown if maps else "",
+                                      registry_markdown(run.registry.entries)])
     return result
 
 

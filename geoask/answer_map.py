@@ -1,6 +1,6 @@
 """The maps of an answer: its features drawn over what the run fetched, as PNG and HTML.
 
-:func:`publish_answer_maps` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946), picks
+:func:`draw_answer_maps` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946), picks
 the answer's features with :func:`geoask.answer_features.pick_answer`, and writes two files into
 the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over the
 fetched context in grey - polygons under lines under points - zoomed to the answer's extent
@@ -13,8 +13,8 @@ run exported are drawn underneath (:mod:`geoask.raster_map`: a hillshaded elevat
 false-colour image), so zones over a raster read as a class map over the relief; a run with
 only rasters gets a map of them. Only the run's data is drawn (no shipped boundary files), so
 it works on any database.
-It creates the Prefect markdown artifact ``answer-map`` (the image) and the link artifact
-``answer-map-html``. A map is a view: any failure is logged and the question is unaffected.
+It also gives the map's markdown section (the image inline, the files named) for the run's
+``run-summary`` artifact. A map is a view: any failure is logged and the question is unaffected.
 """
 
 from __future__ import annotations
@@ -49,8 +49,6 @@ MAP_SIZE_IN: Final = (8.0, 6.0)
 MAP_DPI: Final = 110
 MAP_FILE: Final = "map.png"
 HTML_MAP_FILE: Final = "map.html"
-MAP_KEY: Final = "answer-map"
-HTML_MAP_KEY: Final = "answer-map-html"
 MARGIN_SHARE: Final = 0.15
 MIN_MARGIN_M: Final = 2000.0
 MAX_LABELS: Final = 25
@@ -221,15 +219,20 @@ def render_answer_map(features: AnswerFeatures, title: str,
 
 @dataclass(frozen=True)
 class AnswerMaps:
-    """The map files of a run: ``png`` and ``html`` URLs under the run folder."""
+    """The map files of a run and their section of the run summary.
+
+    ``png`` and ``html`` are URLs under the run folder; ``markdown`` shows the PNG inline (a
+    data URL), says what is drawn and names the files.
+    """
 
     png: str
     html: str
+    markdown: str
 
 
-def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
-                        answer: FinalAnswer | None, title: str) -> AnswerMaps | None:
-    """Write ``map.png`` and ``map.html`` of a run and show them as Prefect artifacts.
+def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
+                     answer: FinalAnswer | None, title: str) -> AnswerMaps | None:
+    """Write ``map.png`` and ``map.html`` of a run; their markdown section for the UI.
 
     Args:
         store: the run's :class:`geoask.run_artifacts.RunArtifacts` (``url``, ``folder``).
@@ -239,11 +242,11 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
         title: the map title (the question).
 
     Returns:
-        The maps' URLs, or None when the run exported no geometry or drawing failed (logged).
+        The maps' URLs and markdown, or None when the run exported no geometry or drawing
+        failed (logged).
 
     """
     from geoask.interactive_map import interactive_map_html
-    from geoask.run_artifacts import publish_link, publish_markdown
     from geoask.storage import write_atomic
 
     try:
@@ -259,22 +262,18 @@ def publish_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[A
         if rasters:
             features = replace(features, extent=_union(map(raster_bounds_wgs84, rasters)))
         png = render_answer_map(features, title, rasters)
-        maps = AnswerMaps(png=store.url(MAP_FILE), html=store.url(HTML_MAP_FILE))
-        write_atomic(maps.png, png)
-        write_atomic(maps.html, interactive_map_html(features, title, rasters).encode("utf-8"))
+        png_url, html_url = store.url(MAP_FILE), store.url(HTML_MAP_FILE)
+        write_atomic(png_url, png)
+        write_atomic(html_url, interactive_map_html(features, title, rasters).encode("utf-8"))
     except Exception as error:  # a map is a view; the answer stands without it
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         logger.warning("could not draw the answer map: %s: %s", type(error).__name__, first)
         return None
     encoded = base64.b64encode(png).decode("ascii")
     how = features.how or "the run's result features"
-    publish_markdown(MAP_KEY, f"# Map\n\n![answer map](data:image/png;base64,{encoded})\n\n"
-                              f"{how}\n\n"
-                              f"file: `{maps.png}`; interactive map: `{maps.html}`",
-                     "the answer over the run's fetched features")
-    publish_link(HTML_MAP_KEY, maps.html, "map.html (interactive, works offline)",
-                 "the answer's features over the fetched context, with popups")
-    return maps
+    markdown = (f"## Map\n\n![answer map](data:image/png;base64,{encoded})\n\n{how}\n\n"
+                f"file: `{png_url}`; interactive map (works offline): `{html_url}`")
+    return AnswerMaps(png=png_url, html=html_url, markdown=markdown)
 
 
 def _read_bytes(url: str) -> bytes:

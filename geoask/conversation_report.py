@@ -4,8 +4,9 @@ A turn's flow run is tagged ``conversation:<id>`` and ``turn:<n>`` (so *Runs* fi
 tag lists the whole conversation), and gets the markdown artifact ``conversation-turn``: the
 conversation, this turn, the artifacts it reused with their registry description, and a link
 to the flow run of each turn it reused (relative UI path ``/runs/flow-run/<id>``, absolute when
-the Prefect UI URL is known). The artifact ``run-registry`` lists the run's own registered
-artifacts. Both are views: a UI that is down only logs a warning.
+the Prefect UI URL is known). :func:`registry_markdown` lists the run's own registered artifacts
+(a section of its ``run-summary`` artifact). Both are views: a UI that is down only logs a
+warning.
 """
 
 from __future__ import annotations
@@ -62,10 +63,10 @@ def turn_markdown(context: ConversationContext, reused: list[str]) -> str:
 
 
 def registry_markdown(entries: list[RegistryEntry]) -> str:
-    """The ``run-registry`` artifact: one line per registered artifact of the run."""
+    """The run summary's registry section: one line per registered artifact of the run."""
     if not entries:
-        return "# Artifact registry\n\nNo artifact was registered."
-    return "# Artifact registry\n\n" + "\n".join(f"- {e.to_text()}" for e in entries)
+        return "## Artifact registry\n\nNo artifact was registered."
+    return "## Artifact registry\n\n" + "\n".join(f"- {e.to_text()}" for e in entries)
 
 
 def publish_turn(context: ConversationContext, reused: list[str],
@@ -85,7 +86,3 @@ def publish_turn(context: ConversationContext, reused: list[str],
     except Exception as error:  # the UI is a view; the conversation file is the record
         logger.warning("could not tag flow run %s: %s", flow_run_id, error)
 
-
-def publish_registry(entries: list[RegistryEntry]) -> None:
-    """Publish the run's registry as the ``run-registry`` artifact."""
-    publish_markdown("run-registry", registry_markdown(entries), "the run's typed artifacts")

@@ -5,8 +5,10 @@ Files go under ``<artifact root>/<run id>/`` (``GEOASK_ARTIFACT_ROOT``, default
 ``sql-1/attempt-<n>.sql``, ``python-1/script-<n>.py``, ``python-1/stdout.txt``,
 ``python-1/result.json``, ``answer.json``, ``summary.md``, ``execution_log.json``.
 
-Prefect artifacts use stable keys so the UI keeps one history per key: ``<step>-sql``,
-``<step>-preview``, ``<step>-script``, ``<step>-output``, ``<step>-file-<n>``, ``run-summary``.
+Prefect artifacts use stable keys so the UI keeps one history per key, one artifact per stage
+(each is a request and a database write on the Prefect server): ``run-intent``, ``run-plan``,
+``<step>-sql`` (the SQL, each export's file and preview), ``<step>-script`` (the script and its
+sandbox run), ``run-summary`` (answer, map, trace, registry, files).
 """
 
 from __future__ import annotations
@@ -135,17 +137,32 @@ def publish_table(key: str, rows: list[dict[str, Any]], description: str = "") -
     _publish(lambda: TableArtifact(key=key, table=table, description=description))
 
 
-def publish_link(key: str, link: str, text: str, description: str = "") -> None:
-    """Queue a Prefect link artifact to an exported file."""
-    from prefect.artifacts import LinkArtifact
-
-    _publish(lambda: LinkArtifact(key=key, link=link, link_text=text, description=description))
-
-
 def code_block(text: str, language: str = "") -> str:
     """``text`` as a fenced markdown code block."""
     fence = "````" if "```" in text else "```"
     return f"{fence}{language}\n{text}\n{fence}"
+
+
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    """``rows`` as a markdown table (columns of the first row; ``|`` and line breaks escaped).
+
+    >>> print(markdown_table([{"stage": "sql-1", "wall_ms": 12.5}]))
+    | stage | wall_ms |
+    |---|---|
+    | sql-1 | 12.5 |
+    """
+    if not rows:
+        return "(no rows)"
+    columns = list(rows[0])
+
+    def cell(value: Any) -> str:
+        text = value if isinstance(value, str) else str(_cell(value))
+        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
+             "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def _publish(make: Callable[[], Any]) -> None:
@@ -175,7 +192,7 @@ __all__ = [
     "RunArtifacts",
     "artifact_key",
     "code_block",
-    "publish_link",
+    "markdown_table",
     "publish_markdown",
     "publish_table",
 ]

@@ -3,13 +3,15 @@
 The question flow hands its intent, each plan and its result here; this module writes the
 run's files into its artifact folder (:class:`geoask.run_artifacts.RunArtifacts`) and shows
 them as Prefect artifacts on the flow-run page: ``run-intent`` and ``run-plan`` (markdown; files
-``intent.json`` and ``plan-<n>.json``), ``run-summary`` (markdown), ``run-trace`` (table, see
-:mod:`geoask.run_trace`); the flow draws the ``answer-map`` (:mod:`geoask.answer_map`).
+``intent.json`` and ``plan-<n>.json``) and ``run-summary`` (markdown: the summary, the answer
+map of :mod:`geoask.answer_map`, the artifact registry, the trace of :mod:`geoask.run_trace`,
+the files).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,7 +19,7 @@ from pydantic import BaseModel
 from geoask.execution_log import ExecutionLog
 from geoask.plan import Intent, IntentRejection, Plan
 from geoask.run_artifacts import RunArtifacts, code_block, publish_markdown
-from geoask.run_trace import publish_run_trace
+from geoask.run_trace import trace_markdown
 
 
 def run_summary_markdown(result: dict[str, Any], question: str, variant: str) -> str:
@@ -49,19 +51,28 @@ def save_log(store: RunArtifacts, log: ExecutionLog) -> None:
 
 
 def publish_run(store: RunArtifacts, log: ExecutionLog, result: dict[str, Any],
-                question: str, variant: str, run_id: str) -> None:
-    """Write ``answer.json``, ``summary.md`` and the log; publish the summary and the trace.
+                question: str, variant: str, run_id: str,
+                sections: Sequence[str] = ()) -> None:
+    """Write ``answer.json``, ``summary.md`` and the log; publish artifact ``run-summary``.
+
+    The artifact is the summary, then ``sections`` (markdown; empty ones left out: the
+    answer map, the artifact registry), the trace table (:func:`geoask.run_trace.
+    trace_markdown`) and the run's files: one Prefect artifact for the run's end (each is a
+    request and a database write on the Prefect server, ~34 ms of its CPU here).
 
     Raises:
         ArtifactWriteError: a file could not be written.
 
     """
-    store.write_json("answer.json", result)
+    answer_url = store.write_json("answer.json", result)
     summary = run_summary_markdown(result, question, variant)
     store.write_text("summary.md", summary)
-    publish_markdown("run-summary", summary, f"geoask run {run_id}")
     save_log(store, log)
-    publish_run_trace(log, store)
+    files = (f"## Files\n\n- answer: `{answer_url}`\n"
+             f"- execution log: `{store.url('execution_log.json')}`\n- summary: "
+             f"`{store.url('summary.md')}`")
+    parts = [summary, *(section for section in sections if section), trace_markdown(log), files]
+    publish_markdown("run-summary", "\n\n".join(parts), f"geoask run {run_id}")
 
 
 def publish_intent(store: RunArtifacts, intent: Intent | IntentRejection) -> None:

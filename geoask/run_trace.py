@@ -1,21 +1,15 @@
-"""Tokens and timings of a question run as a Prefect table artifact on its flow-run page.
+"""Tokens and timings of a question run, for the ``run-summary`` artifact on its flow-run page.
 
 :func:`trace_rows` condenses the execution log into one row per stage (runs, wall time, time
 in model calls, prompt/completion tokens, tool uses that did not succeed) plus a total row;
-:func:`publish_run_trace` shows them as table artifact ``run-trace`` and links the run's
-``execution_log.json`` and ``answer.json``.
+:func:`trace_markdown` renders them as the summary's ``## Trace`` table.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
 from geoask.execution_log import ExecutionLog
-
-if TYPE_CHECKING:
-    from geoask.run_artifacts import RunArtifacts
-
-TRACE_KEY: Final = "run-trace"
 
 
 def trace_rows(log: ExecutionLog) -> list[dict[str, Any]]:
@@ -51,12 +45,10 @@ def trace_rows(log: ExecutionLog) -> list[dict[str, Any]]:
             for r in [*body, total]]
 
 
-def publish_run_trace(log: ExecutionLog, store: RunArtifacts) -> None:
-    """Create table artifact ``run-trace`` and links to the run's log and answer files."""
-    from geoask.run_artifacts import publish_link, publish_table
+def trace_markdown(log: ExecutionLog) -> str:
+    """The ``## Trace`` section of the run summary: :func:`trace_rows` as a markdown table."""
+    from geoask.run_artifacts import markdown_table
 
-    publish_table(TRACE_KEY, trace_rows(log),
-                  f"tokens and timings per stage; {log.outcome}, route {log.route}, "
-                  f"{log.guardrail_retries} guardrail retries")
-    publish_link("run-execution-log", store.url("execution_log.json"), "execution_log.json")
-    publish_link("run-answer", store.url("answer.json"), "answer.json")
+    return (f"## Trace\n\n{log.outcome}, route {log.route}, {log.guardrail_retries} "
+            f"guardrail retries; tokens and timings per stage:\n\n"
+            f"{markdown_table(trace_rows(log))}")

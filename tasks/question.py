@@ -23,7 +23,7 @@ from agents.planner import PlannerDeps, planner_agent
 from agents.planner import prompt as planner_prompt
 from agents.reviewer import ReviewerDeps, reviewer_agent
 from agents.reviewer import prompt as reviewer_prompt
-from geoask.answer_map import AnswerMaps, publish_answer_maps
+from geoask.answer_map import AnswerMaps, draw_answer_maps
 from geoask.answers import AnswerRefusal, FinalAnswer, payload_errors
 from geoask.catalog.model import TemporalGranularity
 from geoask.conversation import history_block, reuse_block
@@ -203,9 +203,8 @@ def draw_answer_map(services: QuestionServices, state: ExecutionState,
     """Draw the answer map (``map.png``, ``map.html``) over the run's exported layers.
 
     A stage of its own in the execution log: drawing is part of answering, not orchestration.
-    None when the run exported no geometry (:func:`geoask.answer_map.publish_answer_maps`).
+    None when the run exported no geometry (:func:`geoask.answer_map.draw_answer_maps`).
     """
     with services.recorder.stage("map"):
-        return publish_answer_maps(services.store,
-                                   [step.artifacts for step in state.steps.values()],
-                                   answer, state.question)
+        return draw_answer_maps(services.store, [step.artifacts for step in state.steps.values()],
+                                answer, state.question)

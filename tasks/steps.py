@@ -39,9 +39,8 @@ from geoask.retry import is_infrastructure_failure
 from geoask.run_artifacts import (
     artifact_key,
     code_block,
-    publish_link,
+    markdown_table,
     publish_markdown,
-    publish_table,
 )
 from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
 from geoask.sql.step import run_statement
@@ -150,14 +149,13 @@ def run_python_step(
                            missing_fields=output.missing_fields)
         attempt = step_state.attempts
         script_url = services.store.write_text(f"{step_id}/script-{attempt}.py", output.script)
-        publish_markdown(artifact_key(step_id, "script"),
-                         f"# {step_id} script (attempt {attempt})\n\n{output.method}\n\n"
-                         + code_block(output.script, "python"))
         begin = time.perf_counter()
         outcome = services.sandbox.run(
             output.script, [services.store.local_path(a.url) for a in artifacts])
         elapsed = (time.perf_counter() - begin) * 1000
-        _save_outcome(services, step_id, outcome)
+        _save_outcome(services, step_id, outcome,
+                      f"# {step_id} script (attempt {attempt})\n\n{output.method}\n\n"
+                      + code_block(output.script, "python"))
         detail = outcome.failure_detail()
         if detail is not None:
             services.recorder.tool(step_id, "sandbox", "error", detail, elapsed)
@@ -249,8 +247,16 @@ def _execute_draft(
     text = "\n\n".join(f"-- {s.name}: {s.purpose}\n{s.sql.rstrip().rstrip(';')};"
                        for s in draft.statements)
     services.store.write_text(f"{step_id}/attempt-{attempt}.sql", text)
-    publish_markdown(artifact_key(step_id, "sql"),
-                     f"# {step_id} SQL (attempt {attempt})\n\n" + code_block(text, "sql"))
+    sections = [f"# {step_id} SQL (attempt {attempt})", code_block(text, "sql")]
+    try:  # one artifact per attempt: the SQL, then each export (file, preview) or the error
+        return _run_statements(services, step_id, draft, context, text, sections)
+    finally:
+        publish_markdown(artifact_key(step_id, "sql"), "\n\n".join(sections))
+
+
+def _run_statements(services: QuestionServices, step_id: str, draft: SqlDraft,
+                    context: GuardContext, text: str, sections: list[str]) -> StepResult:
+    """Run and export the draft's statements in order; describe each in ``sections``."""
     record = functools.partial(services.recorder.tool, step_id)
     artifacts: list[ArtifactRef] = []
     executed: list[str] = []
@@ -261,8 +267,10 @@ def _execute_draft(
                                 preview_rows=services.settings.sql_preview_rows,
                                 on_event=record)
         except QueryRejectedError as error:
+            sections.append(f"**{statement.name}** refused by the guard: {error}")
             return _failed("guard", f"{statement.name}: {error}", attempted=text)
         except QueryExecutionError as error:
+            sections.append(f"**{statement.name}** failed in the database: {error}")
             return _failed("database", f"{statement.name}: {error}", attempted=text)
         exported = run.exported
         preview = exported.preview
@@ -274,10 +282,8 @@ def _execute_draft(
             fields=fields, row_count=preview.row_count, preview=preview.to_text(),
             sql=statement.sql))
         executed.append(statement.sql)
-        publish_table(artifact_key(step_id, "preview", statement.name), preview.first_rows,
-                      f"{statement.name}: {preview.row_count} rows")
-        publish_link(artifact_key(step_id, "file", statement.name), exported.data_path,
-                     PurePosixPath(exported.data_path).name)
+        sections.append(f"## {statement.name}: {preview.row_count} rows\n\nfile: "
+                        f"`{exported.data_path}`\n\n{markdown_table(preview.first_rows)}")
     services.store.write_text(f"{step_id}/statements.sql", text)
     summary = "; ".join(f"{a.name}: {a.row_count} rows" for a in artifacts)
     return StepResult(ok=True, artifacts=artifacts, summary=summary,
@@ -292,20 +298,22 @@ def _guard_context(services: QuestionServices, step: PlanStep) -> GuardContext:
         catalog=services.catalog)
 
 
-def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutcome) -> None:
+def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutcome,
+                  script: str) -> None:
+    """Save the run's stdout/stderr; publish ``<step>-script``: ``script`` and the run."""
     services.store.write_text(f"{step_id}/stdout.txt", outcome.stdout.text)
     services.store.write_text(f"{step_id}/stderr.txt", outcome.stderr.text)
     error = outcome.error.model_dump() if outcome.error else None
+    files = "".join(f"\n- `{file.uri}` ({file.name})" for file in outcome.artifacts)
     publish_markdown(
-        artifact_key(step_id, "output"),
-        f"# {step_id} sandbox run: {outcome.status}\n\nwall {outcome.wall_time_s:.2f} s, "
+        artifact_key(step_id, "script"),
+        f"{script}\n\n## Sandbox run: {outcome.status}\n\nwall {outcome.wall_time_s:.2f} s, "
         f"cpu {outcome.cpu_time_s:.2f} s, peak {outcome.peak_memory_mib:.0f} MiB\n\n"
-        f"error: {json.dumps(error)}\n\n## stdout (end)\n"
-        + code_block(outcome.stdout.text[-2000:]) + "\n\n## stderr\n"
-        + code_block(outcome.stderr.text[-2000:]),
+        f"error: {json.dumps(error)}\n\n### stdout (end)\n"
+        + code_block(outcome.stdout.text[-2000:]) + "\n\n### stderr\n"
+        + code_block(outcome.stderr.text[-2000:])
+        + (f"\n\n### files{files}" if files else ""),
     )
-    for number, file in enumerate(outcome.artifacts, start=1):
-        publish_link(artifact_key(step_id, "file", str(number)), file.uri, file.name)
 
 
 def _executed_sql(step: StepState) -> list[str]:

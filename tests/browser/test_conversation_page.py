@@ -49,7 +49,7 @@ def test_a_follow_up_page_shows_its_conversation_and_links_the_turn_it_reused(
     page.screenshot(path=shots["run"])
 
     page.locator("li#artifacts").click()
-    for key in ("conversation-turn", "run-registry"):
+    for key in ("conversation-turn", "run-summary"):
         expect(page.get_by_text(key, exact=True).first).to_be_visible()
     link = page.locator("a", has=page.get_by_text("conversation-turn", exact=True)).first \
         .get_attribute("href")

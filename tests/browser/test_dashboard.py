@@ -21,9 +21,7 @@ from geoask.settings import get_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.db, pytest.mark.sandbox]
 STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer", "map"]
-ARTIFACT_KEYS = ["sql-1-sql", "sql-1-preview-incidents", "sql-1-file-incidents",
-                 "python-1-script", "python-1-output", "run-summary", "answer-map",
-                 "answer-map-html", "run-intent", "run-plan", "run-trace"]
+ARTIFACT_KEYS = ["run-intent", "run-plan", "sql-1-sql", "python-1-script", "run-summary"]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -69,23 +67,20 @@ def test_dashboard_shows_the_run_its_stages_and_artifacts(served, api_run, page,
         expect(page.get_by_text(key, exact=True).first).to_be_visible()
     shots["artifacts"] = tmp_path / "artifacts.png"
     page.screenshot(path=shots["artifacts"])
-    trace_link = page.locator('a:has-text("run-trace")').first.get_attribute("href")
-    # exact: "answer-map-html" (the interactive map's link) also contains "answer-map"
-    map_link = page.locator("a", has=page.get_by_text("answer-map", exact=True)).first \
+    summary_link = page.locator("a", has=page.get_by_text("run-summary", exact=True)).first \
         .get_attribute("href")
 
-    page.goto(f"{served.dashboard_url}{trace_link}")  # tokens and timings per stage
-    for text in ("prompt_tokens", "wall_ms", "python-1", "total"):
-        expect(page.get_by_text(text, exact=True).first).to_be_visible()
-    shots["run-trace"] = tmp_path / "run-trace.png"
-    page.screenshot(path=shots["run-trace"])
-
-    page.goto(f"{served.dashboard_url}{map_link}")
+    page.goto(f"{served.dashboard_url}{summary_link}")  # answer, map, registry, trace, files
     image = page.locator('img[src^="data:image/png;base64,"]').first
     expect(image).to_be_visible()
     assert image.evaluate("img => img.naturalWidth") > 400
     shots["answer-map"] = tmp_path / "answer-map.png"
-    page.screenshot(path=shots["answer-map"], full_page=True)
+    page.screenshot(path=shots["answer-map"])
+    for text in ("prompt_tokens", "wall_ms", "python-1", "total"):  # tokens and timings
+        expect(page.get_by_text(text, exact=True).first).to_be_visible()
+    page.get_by_text("prompt_tokens", exact=True).first.scroll_into_view_if_needed()
+    shots["run-trace"] = tmp_path / "run-trace.png"
+    page.screenshot(path=shots["run-trace"])
 
     combined = tmp_path / "flow-run-stages-artifacts.png"
     stack(list(shots.values()), combined)

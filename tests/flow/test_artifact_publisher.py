@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from geoask.artifact_publisher import ArtifactPublisher, flush
-from geoask.run_artifacts import publish_link, publish_markdown, publish_table
+from geoask.run_artifacts import publish_markdown, publish_table
 
 
 def _artifacts_of(flow_run_id: str) -> list:
@@ -31,16 +31,14 @@ def test_artifacts_reach_their_flow_and_task_runs(prefect_harness: None) -> None
     @flow
     def publishing() -> tuple[str, str]:
         publish_markdown("run-notes", "# notes")
-        publish_link("run-file", "file:///tmp/x.geojson", "x.geojson")
         task_run_id = in_a_task()
         return str(get_run_context().flow_run.id), task_run_id  # type: ignore[union-attr]
 
     flow_run_id, task_run_id = publishing()
     assert flush(30) == 0
     by_key = {artifact.key: artifact for artifact in _artifacts_of(flow_run_id)}
-    assert set(by_key) == {"run-notes", "run-file", "step-rows"}
+    assert set(by_key) == {"run-notes", "step-rows"}
     assert by_key["run-notes"].data == "# notes"
-    assert by_key["run-file"].data == "[x.geojson](file:///tmp/x.geojson)"
     assert by_key["step-rows"].type == "table"
     assert str(by_key["step-rows"].task_run_id) == task_run_id
     assert by_key["run-notes"].task_run_id is None

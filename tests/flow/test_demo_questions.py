@@ -109,8 +109,8 @@ def test_prefect_artifacts_have_stable_keys(make_services):
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
             flow_run_id=ArtifactFilterFlowRunId(any_=[result.flow_run_id])))
     keys = {artifact.key for artifact in artifacts}
-    assert {"sql-1-sql", "sql-1-preview-county-1990", "sql-1-file-county-1990",
-            "python-1-script", "python-1-output", "run-summary"} <= keys
+    # one artifact per stage: the step's SQL, exports and previews, or script and run, together
+    assert keys == {"run-intent", "run-plan", "sql-1-sql", "python-1-script", "run-summary"}
 
 
 def test_cli_report_shows_answer_evidence_and_artifacts(make_services, reader):

@@ -45,17 +45,6 @@ def feature_collection(features: list[tuple[dict, dict]]) -> str:
         {"type": "Feature", "geometry": g, "properties": p} for g, p in features]})
 
 
-@pytest.fixture
-def published(monkeypatch) -> list[tuple[str, str]]:
-    """Markdown artifacts the map would create (key, markdown), captured instead of sent."""
-    calls: list[tuple[str, str]] = []
-    monkeypatch.setattr("geoask.run_artifacts.publish_markdown",
-                        lambda key, markdown, description="": calls.append((key, markdown)))
-    monkeypatch.setattr("geoask.run_artifacts.publish_link",
-                        lambda key, link, text, description="": calls.append((key, link)))
-    return calls
-
-
 RED = (214, 39, 40)  # ANSWER_COLOUR, also the first layer colour without an answer
 
 
@@ -102,44 +91,41 @@ def test_the_answer_is_drawn_prominently_over_the_muted_context_and_zoomed_to(tm
     assert wide.crs == "EPSG:3857"  # 39 degrees wide: all airports, not the answer
 
 
-def test_publish_answer_maps_writes_png_and_html_and_their_artifacts(tmp_path: Path,
-                                                                     published):
+def test_draw_answer_maps_writes_png_and_html_and_their_markdown(tmp_path: Path):
     store = RunArtifacts(str(tmp_path), "run-1")
     answer = FinalAnswer(answer_type="ranked_list", summary="top 3", data_payload={
         "items": [{"rank": r, "id": f"A{r:02d}", "value": float(r)} for r in (1, 2, 3)]})
-    maps = answer_map.publish_answer_maps(store, airport_run(store), answer, "Top airports")
+    maps = answer_map.draw_answer_maps(store, airport_run(store), answer, "Top airports")
     assert maps is not None
     assert maps.png == store.url("map.png") and maps.html == store.url("map.html")
     assert RED in colours(Path(maps.png).read_bytes())
     page = Path(maps.html).read_text(encoding="utf-8")
     assert "Leaflet 1.9.4" in page and "<title>Top airports</title>" in page
     assert "http://" not in page.replace("http://www.w3.org", "")  # nothing to fetch
-    assert [key for key, _ in published] == ["answer-map", "answer-map-html"]
-    embedded = re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)", published[0][1])
+    embedded = re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)", maps.markdown)
     assert embedded and base64.b64decode(embedded.group(1)) == Path(maps.png).read_bytes()
-    assert "answer id values matched 'iata' of airports" in published[0][1]
-    assert published[1][1] == maps.html
+    assert "answer id values matched 'iata' of airports" in maps.markdown
+    assert maps.html in maps.markdown
 
 
-def test_dollar_signs_in_title_and_labels_draw_literally(tmp_path: Path, published):
+def test_dollar_signs_in_title_and_labels_draw_literally(tmp_path: Path):
     # Attack finding 7: an unbalanced $ made matplotlib's mathtext raise and both maps vanish.
     store = RunArtifacts(str(tmp_path), "run-3")
     answer = FinalAnswer(answer_type="ranked_list", summary="top 3", data_payload={
         "items": [{"rank": r, "id": f"A{r:02d}", "value": float(r)} for r in (1, 2, 3)]})
-    maps = answer_map.publish_answer_maps(store, airport_run(store), answer,
+    maps = answer_map.draw_answer_maps(store, airport_run(store), answer,
                                           r"costs $\frac{$ between $20 and $30?")
     assert maps is not None and Path(maps.png).stat().st_size > 0
     assert Path(maps.html).exists()
 
 
-def test_publish_answer_maps_without_geometry_draws_nothing(tmp_path: Path, published):
+def test_draw_answer_maps_without_geometry_draws_nothing(tmp_path: Path):
     store = RunArtifacts(str(tmp_path), "run-2")
     result = store.write_text("python-1/result.json", "{}")
     refs = [[ArtifactRef(name="result", url=result, format="json")]]
-    assert answer_map.publish_answer_maps(store, refs, None, "q") is None
+    assert answer_map.draw_answer_maps(store, refs, None, "q") is None
     assert not (tmp_path / "run-2" / "map.png").exists()
     assert not (tmp_path / "run-2" / "map.html").exists()
-    assert published == []
 
 
 def test_render_answer_map_needs_a_layer():
@@ -179,7 +165,7 @@ def test_raster_backdrop_of_a_multiband_image_is_false_colour():
     assert red[:, -1].mean() > red[:, 0].mean()
 
 
-def test_publish_draws_zones_over_a_raster_and_a_raster_alone(tmp_path: Path, published):
+def test_publish_draws_zones_over_a_raster_and_a_raster_alone(tmp_path: Path):
     store = RunArtifacts(str(tmp_path), "run-r")
     dem = store.url("sql-1/dem.tif")
     Path(dem).parent.mkdir(parents=True, exist_ok=True)
@@ -187,12 +173,12 @@ def test_publish_draws_zones_over_a_raster_and_a_raster_alone(tmp_path: Path, pu
     zone = store.write_text("sql-1/zone.geojson", feature_collection([(
         {"type": "Polygon", "coordinates": [[[5.9, 49.6], [6.2, 49.6], [6.2, 49.9], [5.9, 49.9],
                                              [5.9, 49.6]]]}, {"name": "box"})]))
-    raster_only = answer_map.publish_answer_maps(
+    raster_only = answer_map.draw_answer_maps(
         store, [[ArtifactRef(name="dem", url=dem, format="geotiff")]], None, "relief")
     assert raster_only is not None
     image = Image.open(io.BytesIO(Path(raster_only.png).read_bytes())).convert("RGB")
     alone = {c for _, c in image.getcolors(maxcolors=1 << 20)}
-    with_zone = answer_map.publish_answer_maps(
+    with_zone = answer_map.draw_answer_maps(
         store, [[ArtifactRef(name="dem", url=dem, format="geotiff"),
                  ArtifactRef(name="zone", url=zone, format="geojson")]], None, "relief")
     assert with_zone is not None

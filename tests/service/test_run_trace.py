@@ -42,3 +42,27 @@ def test_model_calls_without_a_stage_timing_still_get_a_row():
     assert rows[0] == {"stage": "review", "runs": 0, "wall_ms": 0.0, "model_ms": 0.0,
                        "prompt_tokens": 300, "completion_tokens": 20, "failed_tool_uses": 0}
     assert rows[-1]["stage"] == "total"
+
+
+def test_the_trace_section_is_a_markdown_table_of_the_rows():
+    from geoask.run_trace import trace_markdown
+
+    log = ExecutionLog(run_id="r", question="q", variant="FULL", outcome="answered",
+                       route="sql_only", stages=[timing("intent", 10.0, 4.0)],
+                       model_calls=[call("intent", "intent", 500, 40)])
+    lines = trace_markdown(log).splitlines()
+    assert lines[0] == "## Trace" and "answered, route sql_only" in lines[2]
+    assert lines[4:] == [
+        "| stage | runs | wall_ms | model_ms | prompt_tokens | completion_tokens "
+        "| failed_tool_uses |",
+        "|---|---|---|---|---|---|---|",
+        "| intent | 1 | 10.0 | 4.0 | 500 | 40 | 0 |",
+        "| total | 1 | 10.0 | 4.0 | 500 | 40 | 0 |"]
+
+
+def test_markdown_table_cells_cannot_break_the_table():
+    from geoask.run_artifacts import markdown_table
+
+    table = markdown_table([{"name": "a|b\nc", "n": None, "x": 1.5}])
+    assert table.splitlines() == ["| name | n | x |", "|---|---|---|", "| a\\|b c | None | 1.5 |"]
+    assert markdown_table([]) == "(no rows)"
