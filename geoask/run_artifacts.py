@@ -30,6 +30,7 @@ from geoask.sql.export import dumps_exact
 from geoask.storage import filesystem_for, write_atomic
 
 _KEY_CHARS = re.compile(r"[^a-z0-9-]+")
+_MARKDOWN_INLINE = re.compile(r"([\\`*_{}\[\]()<>!|~])")
 logger = logging.getLogger(__name__)
 
 
@@ -144,10 +145,13 @@ def code_block(text: str, language: str = "") -> str:
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    """``rows`` as a markdown table (columns of the first row; ``|`` and line breaks escaped).
+    """``rows`` as a markdown table (the columns of the first row).
 
-    >>> print(markdown_table([{"stage": "sql-1", "wall_ms": 12.5}]))
-    | stage | wall_ms |
+    Cells are data (a database's values): markdown's inline syntax in them is escaped, so a
+    value shows as typed - no link, image or HTML - and line breaks become spaces.
+
+    >>> print(markdown_table([{"stage": "sql-1", "n": 12.5}]))
+    | stage | n |
     |---|---|
     | sql-1 | 12.5 |
     """
@@ -157,7 +161,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
 
     def cell(value: Any) -> str:
         text = value if isinstance(value, str) else str(_cell(value))
-        return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        return _MARKDOWN_INLINE.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
              "|" + "---|" * len(columns)]

@@ -53,8 +53,8 @@ def test_the_trace_section_is_a_markdown_table_of_the_rows():
     lines = trace_markdown(log).splitlines()
     assert lines[0] == "## Trace" and "answered, route sql_only" in lines[2]
     assert lines[4:] == [
-        "| stage | runs | wall_ms | model_ms | prompt_tokens | completion_tokens "
-        "| failed_tool_uses |",
+        "| stage | runs | wall\\_ms | model\\_ms | prompt\\_tokens | completion\\_tokens "
+        "| failed\\_tool\\_uses |",
         "|---|---|---|---|---|---|---|",
         "| intent | 1 | 10.0 | 4.0 | 500 | 40 | 0 |",
         "| total | 1 | 10.0 | 4.0 | 500 | 40 | 0 |"]
@@ -63,6 +63,10 @@ def test_the_trace_section_is_a_markdown_table_of_the_rows():
 def test_markdown_table_cells_cannot_break_the_table():
     from geoask.run_artifacts import markdown_table
 
-    table = markdown_table([{"name": "a|b\nc", "n": None, "x": 1.5}])
-    assert table.splitlines() == ["| name | n | x |", "|---|---|---|", "| a\\|b c | None | 1.5 |"]
+    table = markdown_table([{"name": "a|b\nc", "n": None, "x": 1.5,
+                             "link": "[x](javascript:alert(1)) ![i](http://h/i.png) <b>"}])
+    assert table.splitlines() == [
+        "| name | n | x | link |", "|---|---|---|---|",
+        "| a\\|b c | None | 1.5 | \\[x\\]\\(javascript:alert\\(1\\)\\) "
+        "\\!\\[i\\]\\(http://h/i.png\\) \\<b\\> |"]
     assert markdown_table([]) == "(no rows)"
