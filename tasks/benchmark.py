@@ -23,6 +23,7 @@ from geoask.composition import model_provider, settings_for_target
 from geoask.errors import QuestionInterruptedError
 from geoask.interrupt import stop_requested
 from geoask.retry import is_infrastructure_failure, is_orchestration_error
+from geoask.service.stops import creating_run
 from geoask.settings import Settings, get_settings
 from geoask.variants import parse_variant
 
@@ -53,17 +54,20 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
     begin = time.perf_counter()
     services: QuestionServices | None = None
     try:
-        if stop_requested():  # geoask is stopping: start no new question run
-            raise QuestionInterruptedError(f"{case.id}: geoask was stopped before it started")
-        models = model_provider(settings, key.model, cases=[case])
-        variant = parse_variant(key.variant)
-        if services_factory is not None:
-            services = services_factory(settings, variant, models)
-        else:
-            services = services_from_parts(settings, variant, models, shared_parts(settings))
-        name = f"{key.case_id}-{key.variant.lower()}-r{key.repeat}"
-        result = answer_question.with_options(flow_run_name=name)(case.question,
-                                                                  services=services)
+        with creating_run():  # a stop's sweep waits for the run this thread may be creating
+            if stop_requested():  # geoask is stopping: start no new question run
+                raise QuestionInterruptedError(f"{case.id}: geoask was stopped before it "
+                                               "started")
+            models = model_provider(settings, key.model, cases=[case])
+            variant = parse_variant(key.variant)
+            if services_factory is not None:
+                services = services_factory(settings, variant, models)
+            else:
+                services = services_from_parts(settings, variant, models,
+                                               shared_parts(settings))
+            name = f"{key.case_id}-{key.variant.lower()}-r{key.repeat}"
+            result = answer_question.with_options(flow_run_name=name)(case.question,
+                                                                      services=services)
     except Exception as error:  # a failed question is a benchmark result, not a crash
         if is_orchestration_error(error):
             raise  # Prefect's API failed, not the pipeline: the flow runs the question again

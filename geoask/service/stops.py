@@ -16,21 +16,51 @@ import contextlib
 import os
 import secrets
 import threading
-import time
 from collections.abc import Iterator
 
 from geoask.interrupt import add_stop_hook
 
-SWEEPS = 3
-SWEEP_PAUSE_S = 0.3
-"""The unfinished runs are searched :data:`SWEEPS` times, this far apart: a question whose run
-was being created when the stop came (its thread had started before) is caught too."""
+CREATION_WAIT_S = 1.5
+"""How long a stop's sweep waits for runs being created (:func:`creating_run`) to exist (s)."""
 
 TAG_PREFIX = "geoask-process-"
 """Start of the tag :func:`crash_runs_on_stop` gives the runs of this process."""
 _tagged: dict[str, str] = {}
 """Process tag -> the API URL its runs were started against."""
 _lock = threading.Lock()
+_created_one = threading.Condition(_lock)
+_creating = 0
+"""Threads inside :func:`creating_run` whose run's body has not started yet."""
+_thread = threading.local()
+
+
+@contextlib.contextmanager
+def creating_run() -> Iterator[None]:
+    """Count this thread as creating a flow run until the run's body starts or the block ends.
+
+    Enter it before checking :func:`geoask.interrupt.stop_requested`: then a stop either
+    finds the thread counted, and its sweep (:func:`mark_stopped_runs`) waits for the run to
+    exist before the last search, or the check sees the stop and no run is created. Without
+    it a run created just after the sweep stayed ``Pending`` on the server.
+    """
+    global _creating
+    with _lock:
+        _creating += 1
+    _thread.creating = True
+    try:
+        yield
+    finally:
+        _run_started()
+
+
+def _run_started() -> None:
+    """Stop counting this thread: its run exists now (the run's body started)."""
+    global _creating
+    if getattr(_thread, "creating", False):
+        _thread.creating = False
+        with _created_one:
+            _creating -= 1
+            _created_one.notify_all()
 
 
 @contextlib.contextmanager
@@ -60,9 +90,12 @@ def without_process_tags() -> Iterator[None]:
     Prefect asks the server for tag concurrency slots at every task run that has a tag (one
     more request per task, ~20 % of a warm question's wall time); a flow enters this block
     around its tasks, so only its own run carries the tag, which is all the stop sweep needs.
-    Outside :func:`crash_runs_on_stop` (or outside Prefect) it changes nothing.
+    Outside :func:`crash_runs_on_stop` (or outside Prefect) it changes nothing. Entering it
+    also ends this thread's :func:`creating_run`: the run's body has started.
     """
     from prefect.context import TagsContext
+
+    _run_started()
 
     current = TagsContext.get().current_tags
     process_tags = {tag for tag in current if tag.startswith(TAG_PREFIX)}
@@ -77,7 +110,8 @@ def mark_stopped_runs(signal_name: str) -> None:
     """Set every unfinished flow run tagged by :func:`crash_runs_on_stop` to ``Crashed``.
 
     Scheduled, pending and running runs get the message ``stopped by <signal_name>: ...``;
-    the search is repeated (:data:`SWEEPS`) for a run being created meanwhile. Errors of the API
+    the search is repeated once no thread is inside :func:`creating_run` any more (waiting at
+    most :data:`CREATION_WAIT_S`), so a run being created meanwhile is caught. Errors of the API
     are left to the caller (:func:`geoask.interrupt.run_stop_hooks` ignores them: a stop
     never waits on an unreachable server).
     """
@@ -101,8 +135,9 @@ def mark_stopped_runs(signal_name: str) -> None:
         runs_filter = FlowRunFilter(tags=FlowRunFilterTags(all_=[tag]), state=unfinished)
         with (temporary_settings(updates={PREFECT_API_URL: api_url}),
               get_client(sync_client=True) as client):
-            for sweep in range(SWEEPS):
+            for sweep in range(2):
                 if sweep:
-                    time.sleep(SWEEP_PAUSE_S)
+                    with _created_one:
+                        _created_one.wait_for(lambda: _creating == 0, CREATION_WAIT_S)
                 for run in client.read_flow_runs(flow_run_filter=runs_filter):
                     client.set_flow_run_state(run.id, Crashed(message=message), force=True)

@@ -92,3 +92,31 @@ def test_the_blocks_flow_runs_share_one_api_client(prefect_harness: None) -> Non
     # Prefect makes a client per run otherwise: a TLS context with the CA bundle loaded and
     # an API version check each
     assert clients[0] is clients[1]
+
+
+def test_a_thread_creating_a_run_is_counted_until_the_runs_body_starts() -> None:
+    import threading
+
+    from geoask.service import stops
+
+    body_started, release = threading.Event(), threading.Event()
+
+    def question() -> None:
+        with stops.creating_run():
+            release.wait(5)
+            with stops.without_process_tags():  # the run's body: the run exists now
+                body_started.set()
+
+    thread = threading.Thread(target=question)
+    thread.start()
+    try:
+        with stops._created_one:  # a stop's sweep would wait here for the run
+            assert not stops._created_one.wait_for(lambda: stops._creating == 0, 0.2)
+    finally:
+        release.set()
+    thread.join(5)
+    assert body_started.is_set()
+    assert stops._creating == 0
+    with stops.creating_run():  # a question that ends before its body also stops counting
+        assert stops._creating == 1
+    assert stops._creating == 0
