@@ -131,13 +131,16 @@ def mark_stopped_runs(signal_name: str) -> None:
     unfinished = FlowRunFilterState(type=FlowRunFilterStateType(
         any_=[StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING]))
     message = f"stopped by {signal_name}: geoask was stopped before this run finished"
-    for tag, api_url in tagged.items():
-        runs_filter = FlowRunFilter(tags=FlowRunFilterTags(all_=[tag]), state=unfinished)
-        with (temporary_settings(updates={PREFECT_API_URL: api_url}),
-              get_client(sync_client=True) as client):
-            for sweep in range(2):
-                if sweep:
-                    with _created_one:
-                        _created_one.wait_for(lambda: _creating == 0, CREATION_WAIT_S)
+
+    def search() -> None:
+        for tag, api_url in tagged.items():
+            runs_filter = FlowRunFilter(tags=FlowRunFilterTags(all_=[tag]), state=unfinished)
+            with (temporary_settings(updates={PREFECT_API_URL: api_url}),
+                  get_client(sync_client=True) as client):
                 for run in client.read_flow_runs(flow_run_filter=runs_filter):
                     client.set_flow_run_state(run.id, Crashed(message=message), force=True)
+
+    search()
+    with _created_one:  # once for all tags: the runs being created now exist
+        _created_one.wait_for(lambda: _creating == 0, CREATION_WAIT_S)
+    search()
