@@ -13,6 +13,12 @@ It prints, each as measured on this machine:
   those records in the benchmark process) and the questions that did not run, plus the
   questions whose wall time exceeds 3x the sum of their stage times (``CaseRun.time_s`` over
   the execution log's stage ``duration_ms``) and the slowest such ratio;
+- the floor: a fresh process runs a parent flow that calls ``--floor-runs`` subflow runs of
+  as many trivial Prefect tasks as a question has stages (the median count of the benchmark's
+  runs), on the same server right after the benchmark, one at a time; it prints their median
+  and minimum wall time and the questions whose stage time is below half the minimum: those
+  exceed 3x their stage time whatever geoask does (wall >= stage time + floor), a lower bound
+  of the figure above set by Prefect's per-run cost;
 - ``geoask ask "<question>" --model reference`` wall time cold (``geoask server stop`` first:
   the command starts the server) and warm (the server left running by the cold run).
 
@@ -27,6 +33,7 @@ import json
 import logging
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,8 +78,11 @@ def child(arguments: list[str]) -> None:
     geoask_main()
 
 
-def run_benchmark(limit: int) -> None:
-    """Time one fresh reference benchmark and print its 503s and slow questions."""
+def run_benchmark(limit: int) -> list[tuple[float, int]]:
+    """Time one fresh reference benchmark, print its 503s and slow questions.
+
+    Returns per question (sum of stage times in s, number of stages).
+    """
     out = Path(tempfile.mkdtemp(prefix="geoask-bench-measure-", dir="/tmp"))
     counts = out / "503.txt"
     command = [sys.executable, __file__, "--child", "bench", "--model", "reference",
@@ -85,6 +95,7 @@ def run_benchmark(limit: int) -> None:
         sys.exit(f"the benchmark failed ({done.returncode}):\n{done.stderr[-3000:]}")
     summary = json.loads((out / "report.json").read_text()).get("meta", {})
     ratios: list[tuple[float, str]] = []
+    stage_times: list[tuple[float, int]] = []
     statuses: dict[str, int] = {}
     mentions_503 = 0
     for path in sorted((out / "runs").rglob("*.json")):
@@ -93,6 +104,7 @@ def run_benchmark(limit: int) -> None:
         mentions_503 += "503" in run.get("message", "")
         stages_s = sum(s["duration_ms"] for s in (run.get("log") or {}).get("stages", [])) / 1000
         ratios.append((run["time_s"] / stages_s if stages_s else float("inf"), run["case_id"]))
+        stage_times.append((stages_s, len((run.get("log") or {}).get("stages", []))))
     slow = [item for item in ratios if item[0] > 3]
     print(f"bench --model reference --variant FULL, {limit} questions: wall {wall_s:.1f} s "
           f"(flow {summary.get('wall_time_s', float('nan')):.1f} s)")
@@ -103,6 +115,54 @@ def run_benchmark(limit: int) -> None:
     print(f"  questions with wall > 3x stage time: {len(slow)} of {len(ratios)} "
           f"(worst {worst[0]:.1f}x, {worst[1]})")
     shutil.rmtree(out, ignore_errors=True)
+    return stage_times
+
+
+FLOOR = """
+import json, statistics, sys, time
+import geoask  # offline environment before Prefect is imported
+from prefect import flow, task
+from geoask.service.local import prefect_api
+from geoask.settings import get_settings
+
+@task
+def stage(number: int) -> int:
+    return number
+
+@flow(name="floor-question")
+def question(stages: int) -> int:
+    return sum(stage(number) for number in range(stages))
+
+@flow(name="floor-benchmark")
+def benchmark(stages: int, runs: int) -> list[float]:
+    walls = []
+    for run in range(runs):
+        begin = time.perf_counter()
+        question.with_options(flow_run_name=f"floor-{run}")(stages)
+        walls.append(time.perf_counter() - begin)
+    return walls
+
+with prefect_api(get_settings()):
+    print(json.dumps(benchmark(int(sys.argv[1]), int(sys.argv[2]))))
+"""
+
+
+def run_floor(stage_times: list[tuple[float, int]], runs: int) -> None:
+    """Print the subflow floor and the questions its minimum alone puts over 3x.
+
+    ``stage_times``: per question, (sum of stage times in s, number of stages).
+    """
+    stages = int(statistics.median(count for _, count in stage_times))
+    done = subprocess.run([sys.executable, "-c", FLOOR, str(stages), str(runs)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"the floor flow failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    walls = json.loads(done.stdout.strip().splitlines()[-1])
+    floor = min(walls)
+    bound = sum(1 for seconds, _ in stage_times if seconds < floor / 2)
+    print(f"floor: subflow run of {stages} trivial tasks, {runs} runs one at a time: median "
+          f"{statistics.median(walls):.2f} s, min {floor:.2f} s; questions with stage time "
+          f"< min/2 (over 3x at any geoask overhead): {bound} of {len(stage_times)}")
 
 
 def timed_ask() -> float:
@@ -133,12 +193,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=200, help="benchmark questions")
     parser.add_argument("--question-only", action="store_true", help="only geoask ask")
+    parser.add_argument("--floor-runs", type=int, default=20, help="floor subflow runs")
     parser.add_argument("--label", default="", help="printed first (e.g. before/after)")
     args = parser.parse_args()
     if args.label:
         print(f"== {args.label}")
     if not args.question_only:
-        run_benchmark(args.limit)
+        run_floor(run_benchmark(args.limit), args.floor_runs)
     run_ask()
 
 
