@@ -23,7 +23,8 @@ from geoask.retry import is_infrastructure_failure
 from geoask.run_artifacts import artifact_key, publish_markdown
 from geoask.sql.context import AnswerContract, GuardContext
 from tasks.agent_calls import call_agent
-from tasks.services import STAGE_TASK, QuestionServices, catalog_summary
+from tasks.options import RETRIED_TASK
+from tasks.services import QuestionServices, catalog_summary
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class ReactRun:
     used_sandbox: bool
 
 
-@task(name="react", task_run_name="react", **STAGE_TASK)
+@task(name="react", task_run_name="react", **RETRIED_TASK)
 def run_react(services: QuestionServices, question: str) -> ReactRun:
     """Let the ReAct agent answer ``question`` within ``GEOASK_REACT_MAX_STEPS`` requests.
 

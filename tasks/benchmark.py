@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from prefect import task
-from prefect.cache_policies import NO_CACHE
 
 from geoask.bench.loader import CaseTarget
 from geoask.bench.model import BenchmarkCase
@@ -26,9 +25,7 @@ from geoask.retry import is_infrastructure_failure, is_orchestration_error
 from geoask.service.stops import creating_run
 from geoask.settings import Settings, get_settings
 from geoask.variants import parse_variant
-
-_TASK: dict[str, Any] = {"cache_policy": NO_CACHE}
-
+from tasks.options import TASK
 
 # --- planning the run ----------------------------------------------------------------------
 
@@ -86,7 +83,7 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
         flow_run_id=result.flow_run_id)
 
 
-@task(name="benchmark-case", task_run_name="{key.case_id}-{key.variant}-r{key.repeat}", **_TASK)
+@task(name="benchmark-case", task_run_name="{key.case_id}-{key.variant}-r{key.repeat}", **TASK)
 def answer_case(case: BenchmarkCase, key: RunKey, out_dir: str,
                 target: CaseTarget | None = None) -> CaseRun:
     """Answer one benchmark question (on its case file's catalog/database) and persist the run.
@@ -112,7 +109,7 @@ def set_services_factory(factory: Callable[..., Any] | None) -> None:
 # --- scoring and the report ----------------------------------------------------------------
 
 
-@task(name="benchmark-report", **_TASK)
+@task(name="benchmark-report", **TASK)
 def report_benchmark(cases: list[BenchmarkCase], keys: list[RunKey], out_dir: str,
                      meta: dict[str, Any]) -> dict[str, Any]:
     """Score every run, write the report files and publish the Prefect artifacts.

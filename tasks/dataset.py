@@ -11,15 +11,14 @@ from pathlib import Path
 
 import psycopg
 from prefect import task
-from prefect.cache_policies import NO_CACHE
 from psycopg import sql
 
 from geoask.db import dataset as ds
 from geoask.db import loading
 from geoask.db.loading import TableCheck
 from geoask.db.urls import DatasetTarget, dataset_target
-from geoask.retry import TRANSIENT_RETRIES
 from geoask.settings import Settings
+from tasks.options import RETRIED_TASK, TASK
 
 
 def staging(schema: str) -> str:
@@ -27,13 +26,13 @@ def staging(schema: str) -> str:
     return f"{schema}_staging"
 
 
-@task(name="prepare-database", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
+@task(name="prepare-database", **RETRIED_TASK)
 def prepare_database(settings: Settings, database: str, owner: str | None) -> DatasetTarget:
     """Create the dataset's database if needed (embedded) and return how to reach it."""
     return dataset_target(settings, database, owner)
 
 
-@task(name="loaded-fingerprints", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
+@task(name="loaded-fingerprints", **RETRIED_TASK)
 def loaded_fingerprints(owner_url: str, schemas: list[str]) -> list[str | None]:
     """The fingerprint last published into each of ``schemas`` (None: never loaded).
 
@@ -47,7 +46,7 @@ def loaded_fingerprints(owner_url: str, schemas: list[str]) -> list[str | None]:
     return fingerprints
 
 
-@task(name="create-staging-schemas", cache_policy=NO_CACHE)
+@task(name="create-staging-schemas", **TASK)
 def create_staging_schemas(owner_url: str, dataset: ds.Dataset, base: Path) -> None:
     """(Re)create one empty staging schema per target schema, with the tables' columns."""
     for schema in dataset.schemas:
@@ -57,7 +56,7 @@ def create_staging_schemas(owner_url: str, dataset: ds.Dataset, base: Path) -> N
             for t in tables])
 
 
-@task(name="copy-table", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
+@task(name="copy-table", **RETRIED_TASK)
 def copy_table(owner_url: str, table: ds.DatasetTable, path: Path) -> int:
     """COPY the rows of ``path`` into the staging table; returns the number of rows."""
     names = [name for name, _ in ds.column_types(path, table)]
@@ -66,7 +65,7 @@ def copy_table(owner_url: str, table: ds.DatasetTable, path: Path) -> int:
     return loading.copy_rows(owner_url, staging(table.schema_name), table.name, names, rows)
 
 
-@task(name="add-keys", cache_policy=NO_CACHE)
+@task(name="add-keys", **TASK)
 def add_keys(owner_url: str, dataset: ds.Dataset) -> None:
     """Primary keys, GiST indexes and comments on the staged tables, then ANALYZE."""
     statements: list[sql.Composed | sql.SQL] = []
@@ -75,7 +74,7 @@ def add_keys(owner_url: str, dataset: ds.Dataset) -> None:
     loading.run_and_analyze(owner_url, statements)
 
 
-@task(name="verify-dataset", cache_policy=NO_CACHE)
+@task(name="verify-dataset", **TASK)
 def verify_dataset(url: str, dataset: ds.Dataset, base: Path, staged: bool) -> list[TableCheck]:
     """Check row counts (against the files), SRIDs, validity and geometry types; count views.
 
@@ -97,13 +96,13 @@ def verify_dataset(url: str, dataset: ds.Dataset, base: Path, staged: bool) -> l
     return checks
 
 
-@task(name="drop-staging", cache_policy=NO_CACHE)
+@task(name="drop-staging", **TASK)
 def drop_staging(owner_url: str, dataset: ds.Dataset) -> None:
     """Drop every staging schema of the dataset."""
     loading.drop_schemas(owner_url, [staging(s) for s in dataset.schemas])
 
 
-@task(name="publish-dataset", cache_policy=NO_CACHE)
+@task(name="publish-dataset", **TASK)
 def publish_dataset(owner_url: str, dataset: ds.Dataset, fingerprint: str,
                     reader_role: str) -> None:
     """Swap every staging schema in, create the views, grant the reader, record, atomically."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import task
-from prefect.cache_policies import NO_CACHE
 from psycopg import sql
 
 from geoask.catalog import ddl
@@ -21,7 +20,7 @@ from geoask.db import loading
 from geoask.db.cluster import READER_ROLE
 from geoask.db.loading import GeometrySpec, TableCheck
 from geoask.errors import DataValidationError
-from geoask.retry import TRANSIENT_RETRIES
+from tasks.options import RETRIED_TASK, TASK
 
 DEMO_SRID = 4326
 
@@ -37,19 +36,19 @@ def data_file(data_dir: Path, table: Table) -> Path:
     return data_dir / f"{table.name}.{'tif' if table.raster_column is not None else 'parquet'}"
 
 
-@task(name="loaded-fingerprint", **TRANSIENT_RETRIES)
+@task(name="loaded-fingerprint", **RETRIED_TASK)
 def loaded_fingerprint(owner_url: str, schema: str) -> str | None:
     """Fingerprint of the data last published into ``schema``, or None."""
     return loading.loaded_fingerprint(owner_url, schema)
 
 
-@task(name="drop-schema", cache_policy=NO_CACHE)
+@task(name="drop-schema", **TASK)
 def drop_schema(owner_url: str, schema: str) -> None:
     """Drop ``schema`` and everything in it, if it exists."""
     loading.drop_schemas(owner_url, [schema])
 
 
-@task(name="create-staging", cache_policy=NO_CACHE)
+@task(name="create-staging", **TASK)
 def create_staging(owner_url: str, staging: str, catalog: Catalog) -> None:
     """(Re)create the staging schema with every catalog table, empty and without keys."""
     loading.recreate_schema(owner_url, staging,
@@ -64,7 +63,7 @@ def _geometry(table: Table) -> GeometrySpec | None:
     return GeometrySpec(geom.name, modifiers[0], DEMO_SRID)
 
 
-@task(name="copy-table", cache_policy=NO_CACHE, **TRANSIENT_RETRIES)
+@task(name="copy-table", **RETRIED_TASK)
 def copy_table(owner_url: str, staging: str, table: Table, path: Path) -> int:
     """COPY the rows of ``path`` into ``staging.table``; returns the number of rows."""
     names = [c.name for c in table.columns]
@@ -77,7 +76,7 @@ def copy_table(owner_url: str, staging: str, table: Table, path: Path) -> int:
     return loading.copy_rows(owner_url, staging, table.name, names, rows)
 
 
-@task(name="add-keys-and-comments", cache_policy=NO_CACHE)
+@task(name="add-keys-and-comments", **TASK)
 def add_keys_and_comments(owner_url: str, staging: str, catalog: Catalog) -> None:
     """Primary and foreign keys, GiST indexes, COMMENT ON texts, then ANALYZE."""
     statements: list[sql.Composed | sql.SQL] = []
@@ -88,7 +87,7 @@ def add_keys_and_comments(owner_url: str, staging: str, catalog: Catalog) -> Non
     loading.run_and_analyze(owner_url, statements)
 
 
-@task(name="verify-schema", cache_policy=NO_CACHE)
+@task(name="verify-schema", **TASK)
 def verify_schema(url: str, schema: str, catalog: Catalog) -> list[TableCheck]:
     """Check row counts, SRIDs, geometry validity and types against the catalog.
 
@@ -111,7 +110,7 @@ def verify_schema(url: str, schema: str, catalog: Catalog) -> list[TableCheck]:
     return checks
 
 
-@task(name="publish-schema", cache_policy=NO_CACHE)
+@task(name="publish-schema", **TASK)
 def publish_schema(owner_url: str, staging: str, schema: str, fingerprint: str) -> None:
     """Swap the verified staging schema in for ``schema`` and record the fingerprint, atomically."""
     loading.publish(owner_url, [(staging, schema)], fingerprint, READER_ROLE)

@@ -46,10 +46,11 @@ from geoask.retrieval.retriever import SchemaSubset
 from geoask.state import ExecutionState
 from geoask.variants import plan_allowance
 from tasks.agent_calls import call_agent
-from tasks.services import STAGE_TASK, QuestionServices, catalog_summary
+from tasks.options import RETRIED_TASK
+from tasks.services import QuestionServices, catalog_summary
 
 
-@task(name="intent", task_run_name="intent", **STAGE_TASK)
+@task(name="intent", task_run_name="intent", **RETRIED_TASK)
 def classify_intent(services: QuestionServices, question: str) -> IntentOutput:
     """Parse the question into the intent tuple, or reject it."""
     with services.recorder.stage("intent"):
@@ -59,7 +60,7 @@ def classify_intent(services: QuestionServices, question: str) -> IntentOutput:
                           recorder=services.recorder, stage="intent")
 
 
-@task(name="schema", task_run_name="schema", **STAGE_TASK)
+@task(name="schema", task_run_name="schema", **RETRIED_TASK)
 def retrieve_schema(services: QuestionServices, question: str, intent: Intent) -> SchemaSubset:
     """Retrieve the schema subset the question needs."""
     with services.recorder.stage("schema"):
@@ -72,7 +73,7 @@ def retrieve_schema(services: QuestionServices, question: str, intent: Intent) -
         return subset
 
 
-@task(name="plan", task_run_name="plan", **STAGE_TASK)
+@task(name="plan", task_run_name="plan", **RETRIED_TASK)
 def make_plan(
     services: QuestionServices, question: str, intent: Intent, subset: SchemaSubset,
     previous_failures: list[str],
@@ -89,7 +90,7 @@ def make_plan(
                           recorder=services.recorder, stage="plan")
 
 
-@task(name="review", task_run_name="review", **STAGE_TASK)
+@task(name="review", task_run_name="review", **RETRIED_TASK)
 def review_evidence(
     services: QuestionServices, state: ExecutionState, evidence: str, summary: str
 ) -> Review:
@@ -108,7 +109,7 @@ def review_evidence(
         return output
 
 
-@task(name="answer", task_run_name="answer", **STAGE_TASK)
+@task(name="answer", task_run_name="answer", **RETRIED_TASK)
 def write_answer(
     services: QuestionServices, state: ExecutionState, evidence: str
 ) -> FinalAnswer | AnswerRefusal:
@@ -197,7 +198,7 @@ def _enum_or_none(enum: Any, value: str | None) -> Any:
         return None
 
 
-@task(name="map", task_run_name="map", **STAGE_TASK)
+@task(name="map", task_run_name="map", **RETRIED_TASK)
 def draw_answer_map(services: QuestionServices, state: ExecutionState,
                     answer: FinalAnswer) -> AnswerMaps | None:
     """Draw the answer map (``map.png``, ``map.html``) over the run's exported layers.

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol
-
-from prefect.cache_policies import NO_CACHE
+from typing import Protocol
 
 from geoask.artifact_registry import ArtifactRegistry
 from geoask.catalog.model import Catalog
@@ -20,16 +18,12 @@ from geoask.execution_log import ExecutionRecorder
 from geoask.llm import ModelProvider
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
-from geoask.retry import TRANSIENT_RETRIES
 from geoask.run_artifacts import RunArtifacts
 from geoask.settings import Settings
 from geoask.sql.executor import SqlRunner
 from geoask.state import Limits
 from geoask.variants import VARIANTS, Variant, VariantConfig
 from sandbox.models import Sandbox
-
-STAGE_TASK: dict[str, Any] = {"cache_policy": NO_CACHE, **TRANSIENT_RETRIES}
-"""Options of every stage task of the question flow: never cached, transient failures retried."""
 
 
 class SchemaSource(Protocol):

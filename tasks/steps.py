@@ -47,7 +47,8 @@ from geoask.sql.step import run_statement
 from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
 from sandbox.models import SandboxOutcome
 from tasks.agent_calls import call_agent
-from tasks.services import STAGE_TASK, QuestionServices
+from tasks.options import RETRIED_TASK
+from tasks.services import QuestionServices
 
 
 class StepResult(BaseModel):
@@ -61,7 +62,7 @@ class StepResult(BaseModel):
     executed_sql: list[str] = Field(default_factory=list)
 
 
-@task(name="sql", task_run_name="{step_id}", **STAGE_TASK)
+@task(name="sql", task_run_name="{step_id}", **RETRIED_TASK)
 def run_sql_step(
     services: QuestionServices, step_id: str, state: ExecutionState, schema_tables: list[str]
 ) -> StepResult:
@@ -96,7 +97,7 @@ def run_sql_step(
         return _execute_draft(services, step, step_state, draft, deps.guard)
 
 
-@task(name="python", task_run_name="{step_id}", **STAGE_TASK)
+@task(name="python", task_run_name="{step_id}", **RETRIED_TASK)
 def run_python_step(
     services: QuestionServices, step_id: str, state: ExecutionState, intent: Intent,
     schema_tables: list[str],

@@ -77,7 +77,7 @@ def client_environment(settings: Settings, api_url: str) -> dict[str, str]:
     """Variables a Prefect client, runner or worker of this server needs (telemetry off).
 
     Results are persisted under ``<home>/prefect/storage`` so a caller of the API can read a
-    flow run's return value.
+    flow run's return value (geoask's tasks opt out: ``tasks/options.py``).
     """
     return {
         "PREFECT_API_URL": api_url,
