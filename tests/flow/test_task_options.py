@@ -28,7 +28,7 @@ def _geoask_tasks() -> list[Task]:
     return found
 
 
-def test_every_task_of_the_tasks_package_uses_the_shared_options():
+def test_every_task_of_the_tasks_package_uses_the_shared_options() -> None:
     found = _geoask_tasks()
     assert len(found) >= 20  # intent ... answer, sql, python, react, benchmark, loading
     offenders = [t.name for t in found if t.persist_result is not False
@@ -37,10 +37,13 @@ def test_every_task_of_the_tasks_package_uses_the_shared_options():
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_only_the_flow_result_is_written_where_results_persist_by_default(tmp_path: Path):
+def test_only_the_flow_result_is_written_where_results_persist_by_default(tmp_path: Path) -> None:
     """As in ``geoask server``'s processes: the flow's result is stored, no task's is."""
-    shared = task(name="with-options", **TASK)(lambda number: number + 1)
-    plain = task(name="without-options")(lambda number: number + 2)
+    def add_one(number: int) -> int:
+        return number + 1
+
+    shared = task(name="with-options", **TASK)(add_one)
+    plain = task(name="without-options")(add_one)
 
     @flow(name="persist-check")
     def run(with_plain: bool) -> int:
