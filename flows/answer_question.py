@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import flow
+from prefect import flow, get_run_logger
 
 from flows.baselines import answer_baseline
 from flows.stages import (
@@ -27,7 +27,7 @@ from flows.stages import (
     register_step,
     run_step,
 )
-from geoask.conversation import ConversationStore, context_for, turn_record
+from geoask.conversation import ConversationStore, Turn, context_for, turn_record
 from geoask.conversation_report import publish_turn
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.plan import IntentRejection, Plan
@@ -100,7 +100,7 @@ def answer_question(
         check_served_model(model, get_settings())  # API callers get only configured models
     run: QuestionServices = services or _production_services(get_settings(), variant, model)
     run.recorder.log.question = question
-    store = _open_conversation(run, conversation) if conversation else None
+    store = _open_conversation(run, conversation, question) if conversation else None
     try:
         with without_process_tags():  # no concurrency-slot request per task run
             result = _answer(run, question)
@@ -109,6 +109,8 @@ def answer_question(
     except Exception as error:
         run.recorder.log.outcome = "error"
         save_log(run.store, run.recorder.log)
+        if store is not None:
+            _record_error(run, store, question, error)
         translated = user_error(error)
         if translated is None:
             raise
@@ -116,10 +118,12 @@ def answer_question(
     return result
 
 
-def _open_conversation(run: QuestionServices, conversation: str) -> ConversationStore:
-    """Load the conversation's bounded context into the run; the store to record the turn."""
+def _open_conversation(run: QuestionServices, conversation: str,
+                       question: str) -> ConversationStore:
+    """Reserve the run's turn, load its bounded context into the run; the store to record it."""
     store = ConversationStore(run.settings.artifact_root_url)
-    context = context_for(store.load(conversation), run.settings.conversation_max_turns)
+    context = context_for(store.begin(conversation, question, run.run_id),
+                          run.settings.conversation_max_turns)
     run.conversation = context
     run.registry.conversation, run.registry.turn = context.conversation, context.turn
     return store
@@ -134,12 +138,25 @@ def _record_turn(run: QuestionServices, store: ConversationStore, question: str,
     context = run.conversation
     assert context is not None
     reused = list(dict.fromkeys(run.reused))
-    store.append(context.conversation,
+    store.record(context.conversation,
                  turn_record(result, question, run.registry.entries, reused, context))
     publish_turn(context, reused, result.flow_run_id)
     return result.model_copy(update={
         "conversation": context.conversation, "turn": context.turn, "reused": reused,
         "evidence": [*(f"reused {ref} (no new query)" for ref in reused), *result.evidence]})
+
+
+def _record_error(run: QuestionServices, store: ConversationStore, question: str,
+                  error: Exception) -> None:
+    """End the run's reserved turn as ``error`` (the run raised); a failure to write is logged."""
+    context = run.conversation
+    assert context is not None
+    turn = Turn(number=context.turn, question=question, status="error",
+                message=f"{type(error).__name__}: {error}", run_id=run.run_id)
+    try:
+        store.record(context.conversation, turn)
+    except GeoaskError as failure:  # the run's own error is the one to report
+        get_run_logger().warning("turn %s not recorded: %s", context.turn, failure)
 
 
 def user_error(error: Exception) -> GeoaskError | None:

@@ -30,6 +30,8 @@ from geoask.errors import ArtifactWriteError, ConfigurationError
 
 CONVERSATION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _SUMMARY_CHARS = 240
+RUNNING = "running"
+"""Status of a turn whose run has not ended (its number is reserved)."""
 
 
 class Turn(BaseModel):
@@ -38,7 +40,8 @@ class Turn(BaseModel):
     Attributes:
         number: 1-based position in the conversation.
         question: the question as asked.
-        status: ``answered``, ``rejected`` or ``failed``.
+        status: ``answered``, ``rejected`` or ``failed``; ``error`` when the run raised;
+            ``running`` while its run has not ended (:meth:`ConversationStore.begin`).
         message: the answer's summary, the refusal or the failure report.
         answer_type: the answer's type when answered.
         run_id: the question run (artifact folder name).
@@ -123,26 +126,55 @@ class ConversationStore:
             raise ArtifactWriteError(f"cannot read conversation {conversation_id} ({url}): "
                                      f"{str(error).splitlines()[0]}") from None
 
-    def append(self, conversation_id: str, turn: Turn) -> Conversation:
-        """Add ``turn`` to the conversation (re-read first) and save it atomically.
+    def begin(self, conversation_id: str, question: str, run_id: str) -> Conversation:
+        """Reserve the conversation's next turn for a run starting now; the conversation.
 
-        On a local folder the read-modify-write holds an exclusive lock
-        (``<id>.json.lock``, ``flock``), so turns written at once are all kept (20 concurrent
-        appends kept 15 without it); on object storage the last writer wins.
+        The reserved turn (status ``running``) holds its number, so runs of the same
+        conversation started at once get different numbers and their artifact refs
+        (``turn-N.<step>.<name>``) stay their own; :meth:`record` replaces it when the run
+        ends. Other runs' ``running`` turns are left out of a turn's context
+        (:func:`context_for`). Returns the conversation with the reservation as its last turn.
 
         Raises:
-            ArtifactWriteError: it could not be written.
+            ArtifactWriteError: it could not be read or written.
 
         """
-        from geoask.storage import write_atomic
-
         with self._locked(conversation_id):
             conversation = self.load(conversation_id)
-            turn = turn.model_copy(update={"number": conversation.next_turn})
-            conversation = conversation.model_copy(update={"turns": [*conversation.turns, turn]})
-            write_atomic(self.url(conversation_id),
-                         conversation.model_dump_json(indent=2).encode("utf-8"))
+            running = Turn(number=conversation.next_turn, question=question, status=RUNNING,
+                           run_id=run_id)
+            conversation = conversation.model_copy(
+                update={"turns": [*conversation.turns, running]})
+            self._write(conversation)
         return conversation
+
+    def record(self, conversation_id: str, turn: Turn) -> Conversation:
+        """Save the finished ``turn`` in place of its reservation (same number) atomically.
+
+        A turn whose reservation is gone (the file was removed meanwhile) is added as the
+        next turn. On a local folder the read-modify-write holds an exclusive lock
+        (``<id>.json.lock``, ``flock``), so turns written at once are all kept (20 concurrent
+        writes kept 15 without it); on object storage the last writer wins.
+
+        Raises:
+            ArtifactWriteError: it could not be read or written.
+
+        """
+        with self._locked(conversation_id):
+            conversation = self.load(conversation_id)
+            others = [t for t in conversation.turns if t.number != turn.number]
+            if len(others) == len(conversation.turns):
+                turn = turn.model_copy(update={"number": conversation.next_turn})
+            turns = sorted([*others, turn], key=lambda t: t.number)
+            conversation = conversation.model_copy(update={"turns": turns})
+            self._write(conversation)
+        return conversation
+
+    def _write(self, conversation: Conversation) -> None:
+        from geoask.storage import write_atomic
+
+        write_atomic(self.url(conversation.id),
+                     conversation.model_dump_json(indent=2).encode("utf-8"))
 
     @contextlib.contextmanager
     def _locked(self, conversation_id: str) -> Iterator[None]:
@@ -194,16 +226,24 @@ class ConversationContext:
 
 
 def context_for(conversation: Conversation, max_turns: int) -> ConversationContext:
-    """The bounded context of the conversation's next turn: the last ``max_turns`` turns.
+    """The bounded context of the conversation's last turn: the ``max_turns`` turns before it.
 
-    >>> context_for(Conversation(id="c"), 5).history
-    ''
+    ``conversation`` ends with the turn being run (reserved by
+    :meth:`ConversationStore.begin`; none: the context of a first turn); turns still
+    ``running`` (other runs of the conversation) are left out.
+
+    >>> context_for(Conversation(id="c", turns=[Turn(number=1, question="q", status="running",
+    ...                                              run_id="r")]), 5).turn
+    1
     """
-    recent = conversation.turns[-max_turns:] if max_turns > 0 else []
+    earlier = conversation.turns[:-1]
+    number = conversation.turns[-1].number if conversation.turns else 1
+    finished = [t for t in earlier if t.status != RUNNING]
+    recent = finished[-max_turns:] if max_turns > 0 else []
     reusable = {turn_ref(t.number, e.ref): e.model_copy(update={"ref": turn_ref(t.number, e.ref)})
                 for t in recent if t.status == "answered" for e in t.artifacts}
     return ConversationContext(
-        conversation=conversation.id, turn=conversation.next_turn,
+        conversation=conversation.id, turn=number,
         history="\n".join(turn_line(t) for t in recent), reusable=reusable,
         flow_runs={t.number: t.flow_run_id for t in recent if t.flow_run_id})
 

@@ -27,7 +27,7 @@ def artifact_root(monkeypatch, tmp_path):
 
 
 def test_chat_lists_the_history_and_says_how_to_continue(artifact_root):
-    ConversationStore(str(artifact_root)).append("sids", Turn(
+    ConversationStore(str(artifact_root)).record("sids", Turn(
         number=1, question="Which counties?", status="answered", message="10 counties.",
         run_id="r1"))
     result = CliRunner().invoke(app, ["chat", "--conversation", "sids"],

@@ -42,28 +42,45 @@ def _turn(number: int, status: str = "answered") -> Turn:
                 artifacts=[entry])
 
 
-def test_turns_are_appended_and_read_back_through_the_store(tmp_path):
+def test_a_turn_is_reserved_when_its_run_starts_and_replaced_when_it_ends(tmp_path):
     store = ConversationStore(str(tmp_path))
     assert store.load("wake-rain").turns == []
-    store.append("wake-rain", _turn(1))
-    conversation = store.append("wake-rain", _turn(1))  # numbered by position, not by caller
-    assert [t.number for t in conversation.turns] == [1, 2]
+    store.begin("wake-rain", "question 1?", "run1")
+    second = store.begin("wake-rain", "question 2?", "run2")  # before the first one ended
+    assert [(t.number, t.status) for t in second.turns] == [(1, "running"), (2, "running")]
+    context = context_for(second, 5)
+    assert context.turn == 2 and context.history == ""  # the unfinished turn 1 is left out
+    store.record("wake-rain", _turn(2))
+    conversation = store.record("wake-rain", _turn(1))
+    assert [(t.number, t.run_id, t.status) for t in conversation.turns] == [
+        (1, "run1", "answered"), (2, "run2", "answered")]
     assert store.load("wake-rain") == conversation
     assert (tmp_path / "conversations" / "wake-rain.json").is_file()
 
 
-def _append_one(root: str, number: int) -> None:
-    ConversationStore(root).append("race", _turn(number))
+def test_a_turn_whose_reservation_is_gone_is_added_as_the_next_turn(tmp_path):
+    store = ConversationStore(str(tmp_path))
+    store.record("c", _turn(1))
+    assert [t.number for t in store.record("c", _turn(5)).turns] == [1, 2]
 
 
-def test_turns_appended_at_once_are_all_kept(tmp_path):
-    # Attack pass: 20 concurrent appends kept 15 (read-modify-write without a lock).
+def _run_one(root: str, process: int) -> None:
+    store = ConversationStore(root)
+    reserved = store.begin("race", f"question from {process}?", f"p{process}").turns[-1]
+    store.record("race", _turn(reserved.number).model_copy(update={"run_id": f"p{process}"}))
+
+
+def test_turns_run_at_once_get_their_own_numbers_and_are_all_kept(tmp_path):
+    # Attack pass: 20 concurrent appends kept 15 (read-modify-write without a lock); turns
+    # started at once got the same number (and artifact refs) before numbers were reserved.
     import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(8) as pool:
-        pool.starmap(_append_one, [(str(tmp_path), n) for n in range(1, 21)])
+        pool.starmap(_run_one, [(str(tmp_path), n) for n in range(1, 21)])
     turns = ConversationStore(str(tmp_path)).load("race").turns
     assert [t.number for t in turns] == list(range(1, 21))
+    assert {t.status for t in turns} == {"answered"}
+    assert sorted(t.run_id for t in turns) == sorted(f"p{n}" for n in range(1, 21))
 
 
 @pytest.mark.parametrize("bad", ["", "../etc", "a b", "-x", "x" * 65, "abc\n", None])
@@ -75,7 +92,8 @@ def test_an_unusable_conversation_id_is_a_clear_error(bad):
 def test_the_context_holds_only_the_last_n_turns_and_their_answered_artifacts():
     from geoask.conversation import Conversation
 
-    turns = [_turn(n) for n in range(1, 7)] + [_turn(7, status="failed")]
+    turns = [_turn(n) for n in range(1, 7)] + [_turn(7, status="failed"),
+                                              _turn(8, status="running")]
     context = context_for(Conversation(id="c", turns=turns), 3)
     assert context.turn == 8
     assert [line.split(":")[0] for line in context.history.splitlines()] == [
@@ -109,7 +127,7 @@ def test_standalone_prompts_carry_no_conversation_block():
 def test_a_turn_prompt_ends_with_the_history_and_the_refusal_rule():
     from geoask.conversation import Conversation
 
-    context = context_for(Conversation(id="c", turns=[_turn(1)]), 5)
+    context = context_for(Conversation(id="c", turns=[_turn(1), _turn(2, "running")]), 5)
     text = intent_prompt(IntentDeps(question="Only those?", catalog_summary="t: table",
                                     conversation=history_block(context)))
     assert text.index("Question: Only those?") < text.index("turn 1: question 1?")

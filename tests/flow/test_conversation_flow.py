@@ -81,3 +81,20 @@ def test_a_reused_file_that_is_gone_stops_the_step_before_it_runs(api_settings):
     assert second.status == "failed"
     assert "no longer exist" in second.message
     assert not list(Path(second.artifact_folder).glob("python-1/script-*.py"))  # never written
+
+
+@pytest.mark.db
+@pytest.mark.sandbox
+def test_a_turn_whose_run_raises_is_recorded_as_an_error(api_settings, monkeypatch):
+    import flows.answer_question as question_flow
+    from geoask.errors import DatabaseError
+
+    def fail(run, question):
+        raise DatabaseError("the database went away")
+
+    monkeypatch.setattr(question_flow, "_answer", fail)
+    conversation = _new_id()
+    with pytest.raises(DatabaseError, match="went away"):
+        geoask.ask(FIRST.question, model="reference", conversation=conversation)
+    [turn] = ConversationStore(api_settings.artifact_root_url).load(conversation).turns
+    assert (turn.number, turn.status) == (1, "error") and "went away" in turn.message
