@@ -13,14 +13,16 @@ from prefect import flow
 from pydantic import BaseModel
 
 from geoask.db import loading
+from geoask.db.dataset import Dataset, manifest_path
 from geoask.db.dataset import load_dataset as read_manifest
-from geoask.db.dataset import manifest_path
 from geoask.db.loading import TableCheck
+from geoask.db.urls import DatasetTarget
 from geoask.settings import get_settings
 from tasks.dataset import (
     add_keys,
     copy_table,
     create_staging_schemas,
+    drop_new_database,
     drop_staging,
     loaded_fingerprints,
     prepare_database,
@@ -47,12 +49,23 @@ def load_dataset(path: Path, force: bool = False,
     A load whose manifest and data files are unchanged since the last one changes nothing
     (unless ``force``). Raises DatasetError for a bad manifest, ConfigurationError when an
     external server lacks ``owner_url``, DataValidationError when verification fails (the
-    published schemas are then left as they were and the staging schemas dropped).
+    published schemas are then left as they were and the staging schemas dropped; a database
+    the failed load created in the embedded cluster is dropped too).
     """
     manifest = manifest_path(Path(path))
     dataset = read_manifest(manifest)
-    base = manifest.parent
     target = prepare_database(get_settings(), dataset.database, owner_url)
+    try:
+        return _load(dataset, manifest, target, force)
+    except Exception:
+        if target.created:  # a failed first load leaves no empty database behind
+            drop_new_database(get_settings(), dataset.database)
+        raise
+
+
+def _load(dataset: Dataset, manifest: Path, target: DatasetTarget,
+          force: bool) -> DatasetLoadSummary:
+    base = manifest.parent
     fingerprint = loading.fingerprint(manifest, [base / t.file for t in dataset.tables])
     loaded = loaded_fingerprints(target.owner_url, dataset.schemas)
     if not force and all(f == fingerprint for f in loaded):

@@ -15,6 +15,7 @@ from psycopg import sql
 
 from geoask.db import dataset as ds
 from geoask.db import loading
+from geoask.db.cluster import EmbeddedCluster
 from geoask.db.loading import TableCheck
 from geoask.db.urls import DatasetTarget, dataset_target
 from geoask.settings import Settings
@@ -30,6 +31,12 @@ def staging(schema: str) -> str:
 def prepare_database(settings: Settings, database: str, owner: str | None) -> DatasetTarget:
     """Create the dataset's database if needed (embedded) and return how to reach it."""
     return dataset_target(settings, database, owner)
+
+
+@task(name="drop-new-database", **TASK)
+def drop_new_database(settings: Settings, database: str) -> None:
+    """Drop the database a failed first load created (embedded cluster), so none is left."""
+    EmbeddedCluster(settings).drop_database(database)
 
 
 @task(name="loaded-fingerprints", **RETRIED_TASK)

@@ -31,7 +31,7 @@ import psycopg
 from psycopg import sql
 
 from geoask.catalog.model import load_catalog
-from geoask.errors import DatabaseError
+from geoask.errors import ConfigurationError, DatabaseError
 from geoask.settings import Settings
 
 DATABASE_NAME = "geoask"
@@ -191,6 +191,23 @@ class EmbeddedCluster:
             for statement in _database_statements(name):
                 conn.execute(statement)
         return not exists
+
+    def drop_database(self, name: str) -> None:
+        """Drop database ``name`` (sessions still in it are ended); nothing if it is absent.
+
+        Raises:
+            ConfigurationError: ``name`` is the embedded cluster's own database.
+            DatabaseError: the cluster is not running.
+
+        """
+        if name in (DATABASE_NAME, "postgres"):
+            raise ConfigurationError(f"database {name} is the embedded cluster's own; not dropped")
+        if not self.is_running():
+            raise DatabaseError("the embedded database is not running; start it with "
+                                "`geoask db up`")
+        with psycopg.connect(self._superuser_conninfo("postgres"), autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(name)))
 
     # -- internals -----------------------------------------------------------------------
     def _bin(self, name: str) -> str:

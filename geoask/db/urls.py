@@ -59,11 +59,13 @@ class DatasetTarget:
     """Where a dataset is loaded: the owner's URL, the role granted SELECT, the reader's URL.
 
     ``reader_url`` is None on an external server (its reader URL is the user's to form).
+    ``created``: the database was created for this load (embedded cluster only).
     """
 
     owner_url: str
     reader_role: str
     reader_url: str | None
+    created: bool = False
 
 
 def dataset_target(settings: Settings, database: str, owner: str | None = None) -> DatasetTarget:
@@ -89,9 +91,9 @@ def dataset_target(settings: Settings, database: str, owner: str | None = None) 
                 f"database {database} is the embedded cluster's own (the demo data and the "
                 "question runs use it); name the dataset's own database in its manifest")
         cluster = EmbeddedCluster(settings)
-        cluster.ensure_database(database)
+        created = cluster.ensure_database(database)
         return DatasetTarget(cluster.url(OWNER_ROLE, database), READER_ROLE,
-                             cluster.url(READER_ROLE, database))
+                             cluster.url(READER_ROLE, database), created)
     if not owner:
         raise ConfigurationError(
             f"GEOASK_DATABASE_URL points at an external server; pass --owner-url with the URL "
