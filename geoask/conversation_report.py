@@ -15,7 +15,7 @@ import logging
 
 from geoask.artifact_registry import RegistryEntry
 from geoask.conversation import ConversationContext
-from geoask.run_artifacts import publish_markdown
+from geoask.run_artifacts import code_span, markdown_text, publish_markdown
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +43,8 @@ def flow_run_link(flow_run_id: str) -> str:
 def turn_markdown(context: ConversationContext, reused: list[str]) -> str:
     """The ``conversation-turn`` artifact: the conversation, the turn, what it reused."""
     lines = [f"# Conversation `{context.conversation}`, turn {context.turn}", ""]
-    if context.history:
-        lines += ["## Earlier turns", "", *[f"- {line}" for line in
+    if context.history:  # questions and answers: shown as typed
+        lines += ["## Earlier turns", "", *[f"- {markdown_text(line)}" for line in
                                            context.history.splitlines()], ""]
     if not reused:
         lines.append("This turn reused no earlier artifact.")
@@ -56,9 +56,9 @@ def turn_markdown(context: ConversationContext, reused: list[str]) -> str:
         run = context.flow_runs.get(turn) if turn is not None else None
         link = f" - [flow run of turn {turn}]({flow_run_link(run)})" if run else ""
         described = entry.to_text() if entry else f"{ref} (not registered)"
-        lines.append(f"- {described}{link}")
+        lines.append(f"- {markdown_text(described)}{link}")
         if entry:
-            lines.append(f"  - file: `{entry.url}`")
+            lines.append(f"  - file: {code_span(entry.url)}")
     return "\n".join(lines)
 
 
@@ -66,7 +66,8 @@ def registry_markdown(entries: list[RegistryEntry]) -> str:
     """The run summary's registry section: one line per registered artifact of the run."""
     if not entries:
         return "## Artifact registry\n\nNo artifact was registered."
-    return "## Artifact registry\n\n" + "\n".join(f"- {e.to_text()}" for e in entries)
+    return "## Artifact registry\n\n" + "\n".join(f"- {markdown_text(e.to_text())}"
+                                                  for e in entries)
 
 
 def publish_turn(context: ConversationContext, reused: list[str],

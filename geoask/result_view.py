@@ -12,9 +12,11 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from typing import Any, Final
 
 MAX_TABLE_ROWS: Final = 200
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def result_text(result: Any) -> str:
@@ -35,7 +37,19 @@ def result_text(result: Any) -> str:
     if result.transitions:  # a question rejected as out of scope ran no step
         lines.append(f"route: {result.route}; transitions: {' -> '.join(result.transitions)}")
     lines.append(f"artifacts: {result.artifact_folder}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
+
+
+def printable(text: str) -> str:
+    r"""``text`` safe for a terminal: control characters other than newline and tab as ``\xNN``.
+
+    Database values reach the answer's message and evidence; an escape sequence in one (say,
+    one that sets the terminal's title or clears the screen) is shown, not run.
+
+    >>> printable("Raleigh\x1b]0;pwned\x07 airport")
+    'Raleigh\\x1b]0;pwned\\x07 airport'
+    """
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def answer_rows(payload: Any) -> list[dict[str, Any]]:

@@ -139,9 +139,38 @@ def publish_table(key: str, rows: list[dict[str, Any]], description: str = "") -
 
 
 def code_block(text: str, language: str = "") -> str:
-    """``text`` as a fenced markdown code block."""
-    fence = "````" if "```" in text else "```"
+    r"""``text`` as a fenced markdown code block (its fence longer than any backtick run in it).
+
+    >>> code_block("a ```` b")
+    '`````\na ```` b\n`````'
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text}\n{fence}"
+
+
+def code_span(text: str) -> str:
+    """``text`` as an inline code span (its delimiter longer than any backtick run in it).
+
+    >>> code_span("/a/run-1")
+    '`/a/run-1`'
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    tick = "`" * (longest + 1)
+    return f"{tick} {text} {tick}" if longest else f"{tick}{text}{tick}"
+
+
+def markdown_text(value: Any) -> str:
+    r"""``value`` as literal text inside a markdown line: inline syntax escaped, breaks as spaces.
+
+    For text that is data or user input (a question, an answer's message, a database value):
+    it shows as typed - no link, image, HTML, emphasis or new heading/list line.
+
+    >>> print(markdown_text("[x](javascript:1) <img>\n# h"))
+    \[x\]\(javascript:1\) \<img\> # h
+    """
+    text = value if isinstance(value, str) else str(value)
+    return _MARKDOWN_INLINE.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
@@ -160,8 +189,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     columns = list(rows[0])
 
     def cell(value: Any) -> str:
-        text = value if isinstance(value, str) else str(_cell(value))
-        return _MARKDOWN_INLINE.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
+        return markdown_text(value if isinstance(value, str) else _cell(value))
 
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
              "|" + "---|" * len(columns)]
@@ -196,7 +224,9 @@ __all__ = [
     "RunArtifacts",
     "artifact_key",
     "code_block",
+    "code_span",
     "markdown_table",
+    "markdown_text",
     "publish_markdown",
     "publish_table",
 ]

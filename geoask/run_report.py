@@ -18,12 +18,22 @@ from pydantic import BaseModel
 
 from geoask.execution_log import ExecutionLog
 from geoask.plan import Intent, IntentRejection, Plan
-from geoask.run_artifacts import RunArtifacts, code_block, publish_markdown
+from geoask.run_artifacts import (
+    RunArtifacts,
+    code_block,
+    code_span,
+    markdown_text,
+    publish_markdown,
+)
 from geoask.run_trace import trace_markdown
 
 
 def run_summary_markdown(result: dict[str, Any], question: str, variant: str) -> str:
     """The markdown run summary (artifact ``run-summary`` and ``summary.md``).
+
+    The question, message and evidence are shown as typed (:func:`geoask.run_artifacts.
+    markdown_text`): they hold user input and database values, which must not become
+    headings, links, images or HTML on the run page; a message of several lines is a code block.
 
     Args:
         result: the run's result as JSON data (``QuestionResult.model_dump(mode="json")``:
@@ -32,13 +42,17 @@ def run_summary_markdown(result: dict[str, Any], question: str, variant: str) ->
         variant: the pipeline variant (FULL, POSTGIS, ...).
 
     """
+    message = result["message"]
+    status = (f"**{markdown_text(result['status'])}** ({markdown_text(variant)}, route "
+              f"{markdown_text(result['route'])})")
     lines = [
-        f"# {question}", "",
-        f"**{result['status']}** ({variant}, route {result['route']}): {result['message']}", "",
-        f"transitions: {' → '.join(result['transitions']) or 'none'}", "",
+        f"# {markdown_text(question)}", "",
+        *([f"{status}:", "", code_block(message)] if "\n" in message
+          else [f"{status}: {markdown_text(message)}"]), "",
+        f"transitions: {markdown_text(' → '.join(result['transitions']) or 'none')}", "",
         "## Steps", "",
-        *(f"- {line}" for line in result["evidence"]), "",
-        f"artifacts: `{result['artifact_folder']}`",
+        *(f"- {markdown_text(line)}" for line in result["evidence"]), "",
+        f"artifacts: {code_span(result['artifact_folder'])}",
     ]
     if result.get("answer") is not None:
         lines += ["", "## Answer", "", "```json", json.dumps(result["answer"], indent=2), "```"]

@@ -49,3 +49,17 @@ def test_valid_payloads(answer_type, payload):
 def test_invalid_payloads(answer_type, payload, message):
     errors = payload_errors(answer_type, payload)
     assert errors and any(message in e for e in errors), errors
+
+
+def test_the_terminal_report_shows_control_characters_instead_of_running_them():
+    # Attack pass: a database value's "set terminal title" sequence reached the terminal raw.
+    from types import SimpleNamespace
+
+    from geoask.result_view import result_text
+
+    result = SimpleNamespace(message="RDU is Raleigh\x1b]0;pwned\x07\r", answer=None,
+                             evidence=["sql-1: 1 row \x9b2J"], transitions=[], route="sql_only",
+                             artifact_folder="/a")
+    text = result_text(result)
+    assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
+    assert "Raleigh\\x1b]0;pwned\\x07\\x0d" in text and "\\x9b2J" in text

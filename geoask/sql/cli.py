@@ -88,7 +88,9 @@ def run_command(
         _report_rejection(rejection)
     exported = run.exported
     _remove_stale_outputs(out, name, keep=exported.data_path)
-    typer.echo(exported.preview.to_text())
+    from geoask.result_view import printable
+
+    typer.echo(printable(exported.preview.to_text()))  # database values: escapes shown, not run
     typer.echo(f"wrote {exported.data_path} ({exported.format}) and {exported.preview_path}")
 
 
