@@ -21,6 +21,7 @@ from typer.core import TyperGroup
 
 from geoask.console import one_line_console_logs
 from geoask.errors import GeoaskError
+from geoask.tls import check_certificate_files
 
 SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
     "db": ("geoask.db.cli", "Start, stop, inspect and load the PostGIS database."),
@@ -133,6 +134,7 @@ def main() -> None:
     """Console entry point: run the app, turning geoask errors into a message and exit code."""
     one_line_console_logs()
     try:
+        check_certificate_files()  # before Prefect's import trips over a bad one
         app()
     except GeoaskError as error:
         typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)

@@ -281,10 +281,15 @@ def ensure_server(settings: Settings, configured_url: str | None = None,
     it serves that deployment.
 
     Raises:
+        ConfigurationError: a certificate variable names no usable CA file
+            (:func:`geoask.tls.check_certificate_files`).
         ServiceError, DatabaseError: no server runs and none could be started, or a
             configured API URL does not answer.
 
     """
+    from geoask.tls import check_certificate_files
+
+    check_certificate_files()  # every HTTP client (health checks, Prefect) would fail on it
     explicit = explicit_api_url(settings, configured_url)
     if explicit:
         from geoask.service.server import is_healthy

@@ -315,3 +315,38 @@ def test_a_plain_http_api_gets_a_one_certificate_ca_file(tmp_path, monkeypatch):
     assert server.plain_http_ca_file("https://prefect.example/api", tmp_path) is None
     monkeypatch.setenv("PREFECT_API_SSL_CERT_FILE", "/etc/ssl/mine.pem")
     assert server.plain_http_ca_file("http://127.0.0.1:4200/api", tmp_path) is None
+
+
+def test_a_certificate_variable_naming_no_usable_bundle_is_one_clear_error(tmp_path):
+    # Attack pass: SSL_CERT_FILE=<garbage> ended `geoask ask` in a 76-line ssl.SSLError.
+    import certifi
+
+    from geoask.errors import ConfigurationError
+    from geoask.tls import check_certificate_files
+
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    check_certificate_files({"SSL_CERT_FILE": certifi.where()})
+    check_certificate_files({})
+    with pytest.raises(ConfigurationError, match=r"^SSL_CERT_FILE=.*garbage.pem: not a PEM"):
+        check_certificate_files({"SSL_CERT_FILE": str(garbage)})
+    with pytest.raises(ConfigurationError, match=r"^PREFECT_API_SSL_CERT_FILE=/nope.pem: no such"):
+        check_certificate_files({"PREFECT_API_SSL_CERT_FILE": "/nope.pem"})
+    with pytest.raises(ConfigurationError, match=r"^SSL_CERT_FILE=/tmp: cannot be read"):
+        check_certificate_files({"SSL_CERT_FILE": "/tmp"})
+
+
+def test_geoask_ask_with_a_bad_certificate_file_says_so_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    done = subprocess.run([str(Path(sys.executable).parent / "geoask"), "ask",
+                           "How many airports are in Texas?", "--model", "reference"],
+                          env={**os.environ, "SSL_CERT_FILE": str(garbage)},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode != 0
+    assert done.stderr.strip() == (f"error: SSL_CERT_FILE={garbage}: not a PEM certificate "
+                                   "bundle; point it at a PEM file of CA certificates or unset it")
