@@ -40,6 +40,7 @@ from geoask.bench.runs import (
     save_run,
 )
 from geoask.served_models import check_served_model, check_served_paths, in_deployment_run
+from geoask.service.stops import run_started
 from geoask.settings import Settings, get_settings
 from tasks.benchmark import answer_case, report_benchmark
 
@@ -112,6 +113,7 @@ def run_benchmark(
             ``tasks_file``/``out_dir`` outside its folders).
 
     """
+    run_started()  # the run exists: a stop's sweep finds it (geoask.service.stops)
     started = time.perf_counter()
     settings = get_settings()
     if in_deployment_run():  # API callers get only configured models and the server's folders

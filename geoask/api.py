@@ -89,7 +89,10 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
     from flows.answer_question import answer_question
 
     services = open_question_services(variant, model)
-    with prefect_api(settings, verbose=verbose, wait_for_artifacts=wait_for_artifacts):
+    from geoask.service.stops import creating_run
+
+    with (prefect_api(settings, verbose=verbose, wait_for_artifacts=wait_for_artifacts),
+          creating_run()):  # a stop's sweep waits for the run to exist (its body ends this)
         return answer_question(question, variant=variant, model=model, services=services,
                                conversation=conversation)
 

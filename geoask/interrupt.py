@@ -37,7 +37,7 @@ T = TypeVar("T")
 CHILD_GRACE_S: Final = 2.0
 """Seconds child processes get to end after SIGTERM before they are killed (SIGKILL)."""
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
-HOOK_TIMEOUT_S: Final = 2.0
+HOOK_TIMEOUT_S: Final = 4.0
 """Seconds all stop hooks together may take before the process exits anyway."""
 
 StopHook = Callable[[str], None]

@@ -254,6 +254,7 @@ def _run_with_progress(parameters: dict[str, Any], folder: Path) -> dict[str, An
         remove_progress_listener,
     )
     from geoask.interrupt import run_until_stopped
+    from geoask.service.stops import creating_run
 
     counts = {"finished": 0, "total": 0}
 
@@ -271,10 +272,14 @@ def _run_with_progress(parameters: dict[str, Any], folder: Path) -> dict[str, An
             label = getattr(run, "case_id", "resumed")
             progress.update(bar, completed=finished, total=total, description=f"{label:>14}")
 
+        def work() -> dict[str, Any]:
+            with creating_run():  # a stop's sweep waits for the benchmark's run to exist
+                result: dict[str, Any] = benchmark_flow()(**parameters)
+            return result
+
         add_progress_listener(advance)
         try:
-            summary: dict[str, Any] = run_until_stopped(
-                lambda: benchmark_flow()(**parameters), kept)
+            summary: dict[str, Any] = run_until_stopped(work, kept)
         finally:
             remove_progress_listener(advance)
     return summary

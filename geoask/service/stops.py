@@ -50,11 +50,15 @@ def creating_run() -> Iterator[None]:
     try:
         yield
     finally:
-        _run_started()
+        run_started()
 
 
-def _run_started() -> None:
-    """Stop counting this thread: its run exists now (the run's body started)."""
+def run_started() -> None:
+    """Stop counting this thread: its run exists now (call first thing in a flow's body).
+
+    :func:`without_process_tags` calls it; a flow that does not enter that block (the
+    benchmark's own run) calls it itself. Outside :func:`creating_run` it does nothing.
+    """
     global _creating
     if getattr(_thread, "creating", False):
         _thread.creating = False
@@ -95,7 +99,7 @@ def without_process_tags() -> Iterator[None]:
     """
     from prefect.context import TagsContext
 
-    _run_started()
+    run_started()
 
     current = TagsContext.get().current_tags
     process_tags = {tag for tag in current if tag.startswith(TAG_PREFIX)}
@@ -111,10 +115,36 @@ def mark_stopped_runs(signal_name: str) -> None:
 
     Scheduled, pending and running runs get the message ``stopped by <signal_name>: ...``;
     the search is repeated once no thread is inside :func:`creating_run` any more (waiting at
-    most :data:`CREATION_WAIT_S`), so a run being created meanwhile is caught. Errors of the API
-    are left to the caller (:func:`geoask.interrupt.run_stop_hooks` ignores them: a stop
-    never waits on an unreachable server).
+    most :data:`CREATION_WAIT_S`), so a run being created meanwhile is caught. Each search is
+    one request per API URL (all of its process tags at once) and the runs it finds are set
+    together, so both fit in the stop hooks' time bound on a loaded server (one at a time,
+    ~0.15 s a request under a benchmark's load, they did not: a run was left ``Running``).
+    Errors of the API are left to the caller (:func:`geoask.interrupt.run_stop_hooks` ignores
+    them: a stop never waits on an unreachable server).
     """
+    import asyncio
+
+    with _lock:
+        tagged = dict(_tagged)
+    by_url: dict[str, list[str]] = {}
+    for tag, api_url in tagged.items():
+        by_url.setdefault(api_url, []).append(tag)
+    message = f"stopped by {signal_name}: geoask was stopped before this run finished"
+
+    async def search() -> None:
+        await asyncio.gather(*(_crash_unfinished(url, tags, message)
+                               for url, tags in by_url.items()))
+
+    asyncio.run(search())
+    with _created_one:  # once for all tags: the runs being created now exist
+        _created_one.wait_for(lambda: _creating == 0, CREATION_WAIT_S)
+    asyncio.run(search())
+
+
+async def _crash_unfinished(api_url: str, tags: list[str], message: str) -> None:
+    """Set the unfinished runs carrying any of ``tags`` on ``api_url`` to Crashed, at once."""
+    import asyncio
+
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowRunFilter,
@@ -126,21 +156,11 @@ def mark_stopped_runs(signal_name: str) -> None:
     from prefect.settings import PREFECT_API_URL, temporary_settings
     from prefect.states import Crashed
 
-    with _lock:
-        tagged = dict(_tagged)
     unfinished = FlowRunFilterState(type=FlowRunFilterStateType(
         any_=[StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING]))
-    message = f"stopped by {signal_name}: geoask was stopped before this run finished"
-
-    def search() -> None:
-        for tag, api_url in tagged.items():
-            runs_filter = FlowRunFilter(tags=FlowRunFilterTags(all_=[tag]), state=unfinished)
-            with (temporary_settings(updates={PREFECT_API_URL: api_url}),
-                  get_client(sync_client=True) as client):
-                for run in client.read_flow_runs(flow_run_filter=runs_filter):
-                    client.set_flow_run_state(run.id, Crashed(message=message), force=True)
-
-    search()
-    with _created_one:  # once for all tags: the runs being created now exist
-        _created_one.wait_for(lambda: _creating == 0, CREATION_WAIT_S)
-    search()
+    runs_filter = FlowRunFilter(tags=FlowRunFilterTags(any_=tags), state=unfinished)
+    with temporary_settings(updates={PREFECT_API_URL: api_url}):
+        async with get_client() as client:
+            runs = await client.read_flow_runs(flow_run_filter=runs_filter)
+            await asyncio.gather(*(client.set_flow_run_state(run.id, Crashed(message=message),
+                                                             force=True) for run in runs))

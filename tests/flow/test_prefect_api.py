@@ -120,3 +120,32 @@ def test_a_thread_creating_a_run_is_counted_until_the_runs_body_starts() -> None
     with stops.creating_run():  # a question that ends before its body also stops counting
         assert stops._creating == 1
     assert stops._creating == 0
+
+
+def test_a_stop_crashes_the_unfinished_runs_of_every_process_tag_and_no_others(
+        prefect_harness: None) -> None:
+    # Attack pass: after SIGTERM one question run stayed Running: the sweep set states one
+    # request at a time, per tag, and ran out of the stop hooks' time on a loaded server.
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.objects import StateType
+    from prefect.settings import PREFECT_API_URL
+    from prefect.states import Running
+
+    from geoask.service import stops
+
+    @flow(name="stop-sweep-check")
+    def placeholder() -> None:
+        return None
+
+    with (stops.crash_runs_on_stop(PREFECT_API_URL.value()) as first,
+          stops.crash_runs_on_stop(PREFECT_API_URL.value()) as second,
+          get_client(sync_client=True) as client):
+        mine = [client.create_flow_run(placeholder, tags=[tag], state=Running())
+                for tag in (first, second, first)]
+        other = client.create_flow_run(placeholder, tags=["someone-else"], state=Running())
+        stops.mark_stopped_runs("SIGTERM")
+        states = [client.read_flow_run(run.id).state for run in mine]
+        assert {state.type for state in states} == {StateType.CRASHED}
+        assert all(state.message.startswith("stopped by SIGTERM") for state in states)
+        assert client.read_flow_run(other.id).state.type == StateType.RUNNING
