@@ -117,8 +117,9 @@ def mark_stopped_runs(signal_name: str) -> None:
     the search is repeated once no thread is inside :func:`creating_run` any more (waiting at
     most :data:`CREATION_WAIT_S`), so a run being created meanwhile is caught. Each search is
     one request per API URL (all of its process tags at once) and the runs it finds are set
-    together, so both fit in the stop hooks' time bound on a loaded server (one at a time,
-    ~0.15 s a request under a benchmark's load, they did not: a run was left ``Running``).
+    together, so both fit in the stop hooks' time bound on a loaded server (one request at a
+    time, ~0.15 s each under a benchmark's load, they could not: an attack pass found a
+    question run left ``Running`` after 3 of 3 stops; none after 3 stops since).
     Errors of the API are left to the caller (:func:`geoask.interrupt.run_stop_hooks` ignores
     them: a stop never waits on an unreachable server).
     """
