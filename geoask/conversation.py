@@ -149,7 +149,7 @@ class ConversationStore:
         return conversation
 
     def record(self, conversation_id: str, turn: Turn) -> Conversation:
-        """Save the finished ``turn`` in place of its reservation (same number) atomically.
+        """Save the finished ``turn`` in place of its reservation (same number and run) atomically.
 
         A turn whose reservation is gone (the file was removed meanwhile) is added as the
         next turn. On a local folder the read-modify-write holds an exclusive lock
@@ -162,7 +162,8 @@ class ConversationStore:
         """
         with self._locked(conversation_id):
             conversation = self.load(conversation_id)
-            others = [t for t in conversation.turns if t.number != turn.number]
+            others = [t for t in conversation.turns
+                      if (t.number, t.run_id) != (turn.number, turn.run_id)]
             if len(others) == len(conversation.turns):
                 turn = turn.model_copy(update={"number": conversation.next_turn})
             turns = sorted([*others, turn], key=lambda t: t.number)
