@@ -63,7 +63,8 @@ class PgView:
         statement_kinds: root node name of each statement (``SelectStmt``, ``DeleteStmt``...).
         calls: every function call (see :class:`PgCall`), including those in FROM.
         operators: symbolic operators applied (``=``, ``&&``, ``<@>``), with qualified ones
-            (``OPERATOR(pg_catalog.+)``) as ``schema.op``.
+            (``OPERATOR(pg_catalog.+)``) as ``schema.op``; the sign of a signed number
+            (``LIMIT +5``) is not one (sqlglot reads the number alone).
         operands: for each operator application, ``(operator, operand)`` pairs where the
             operand is described as ``column:<last name>``, ``call:<name>`` or ``cast:<type>``
             (other operands are not listed) - enough to tell an operator applied to geometry.
@@ -287,11 +288,19 @@ def _a_expr(body: dict[str, Any], found: _Collector) -> None:
     if body.get("kind") not in {"AEXPR_OP", "AEXPR_OP_ANY", "AEXPR_OP_ALL"}:
         return
     operator = ".".join(_names(body.get("name")))
+    if operator == "+" and body.get("lexpr") is None and _is_number(body.get("rexpr")):
+        return  # a signed number (LIMIT +5): the number itself, as sqlglot reads it
     found.operators.add(operator)
     for side in ("lexpr", "rexpr"):
         described = _describe(body.get(side))
         if described is not None:
             found.operands.add((operator, described))
+
+
+def _is_number(node: Any) -> bool:
+    """True for a numeric constant node (``{"A_Const": {"ival": ...}}``, or ``fval``)."""
+    constant = node.get("A_Const") if isinstance(node, dict) else None
+    return isinstance(constant, dict) and ("ival" in constant or "fval" in constant)
 
 
 def _describe(node: Any) -> str | None:
