@@ -144,8 +144,7 @@ def code_block(text: str, language: str = "") -> str:
     >>> code_block("a ```` b")
     '`````\na ```` b\n`````'
     """
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_backticks(text) + 1)
     return f"{fence}{language}\n{text}\n{fence}"
 
 
@@ -155,9 +154,14 @@ def code_span(text: str) -> str:
     >>> code_span("/a/run-1")
     '`/a/run-1`'
     """
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    longest = _longest_backticks(text)
     tick = "`" * (longest + 1)
     return f"{tick} {text} {tick}" if longest else f"{tick}{text}{tick}"
+
+
+def _longest_backticks(text: str) -> int:
+    """Length of the longest run of backticks in ``text`` (0: none)."""
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def markdown_text(value: Any) -> str:
