@@ -76,8 +76,9 @@ lock-check: $(UV_STAMP) ## Fail when uv.lock does not match pyproject.toml
 test-latest: system-packages $(STAMP) ## Guard and sandbox suites on the newest versions pyproject allows (throw-away venv)
 	UV=$(UV) PYTHON=$(PYTHON) bash scripts/test_latest.sh
 
-lint: $(STAMP) ## ruff
+lint: $(STAMP) ## ruff, and import-linter's layer contract (pyproject.toml)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP) ## mypy
 	$(BIN)/mypy

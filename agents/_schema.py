@@ -1,6 +1,6 @@
 """Compact output tools and prompt JSON: what every agent shares.
 
-The output models carry compact schemas (:mod:`geoask.compact_schema`); here their output
+The output models carry compact schemas (:mod:`geoask.base.compact_schema`); here their output
 tools get ``$defs`` inlined and null branches dropped, and prompts render models compactly.
 """
 

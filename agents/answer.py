@@ -1,6 +1,7 @@
 """The answer agent: turns the accepted evidence into ``{answer_type, data_payload, summary}``.
 
-The payload must validate against the answer type's JSON Schema (geoask.answers); numbers are
+The payload must validate against the answer type's JSON Schema (geoask.vocabulary.answers);
+numbers are
 copied from the evidence, never computed or guessed by the model.
 """
 
@@ -15,7 +16,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from agents._checks import raise_for_errors
 from agents._schema import compact_output_tools
-from geoask.answers import (
+from geoask.vocabulary.answers import (
     PAYLOAD_SCHEMAS,
     AnswerOutput,
     AnswerRefusal,
@@ -24,7 +25,7 @@ from geoask.answers import (
     contract_text,
     payload_errors,
 )
-from geoask.evidence import unsupported_numbers
+from geoask.vocabulary.evidence import unsupported_numbers
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -77,7 +78,7 @@ def type_matches_contract(answer: FinalAnswer, expected: AnswerType) -> str | No
 
 
 def payload_valid(answer: FinalAnswer) -> list[str]:
-    """The payload validates against its answer type's JSON Schema (geoask.answers)."""
+    """The payload validates against its answer type's JSON Schema (geoask.vocabulary.answers)."""
     return [f"data_payload {error}" for error in payload_errors(answer.answer_type,
                                                                 answer.data_payload)]
 
@@ -94,7 +95,7 @@ def summary_readable(answer: FinalAnswer) -> str | None:
 
 def numbers_from_evidence(answer: FinalAnswer, evidence: str) -> str | None:
     """Every number of the payload is in the evidence (maybe rounded): nothing is made up."""
-    # The same check the flow applies to the final answer (geoask.evidence).
+    # The same check the flow applies to the final answer (geoask.vocabulary.evidence).
     invented = unsupported_numbers(answer.data_payload, evidence)
     if not invented:
         return None

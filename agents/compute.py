@@ -3,7 +3,7 @@
 The script reads the step's input artifacts from ``/input/<name>.geojson|json|tif``, may write
 files to ``/scratch``, and prints as its last line one JSON object
 ``{"status": "success"|"error", "summary": str, "result": object|array}``. The script models
-are in :mod:`geoask.drafts`.
+are in :mod:`geoask.vocabulary.drafts`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
-from geoask.drafts import ComputeOutput, ComputeRefusal, ComputeScript
-from geoask.plan import ExecutionConstraints, Intent, OperationIntent, PlanStep
+from geoask.vocabulary.drafts import ComputeOutput, ComputeRefusal, ComputeScript
+from geoask.vocabulary.plan import ExecutionConstraints, Intent, OperationIntent, PlanStep
 from sandbox.protocol import PROTOCOL_EXAMPLE
 from sandbox.runtime import AVAILABLE_IMPORTS
 

@@ -1,6 +1,6 @@
 """The intent agent: parses a question into the intent tuple, or politely refuses it.
 
-The intent tuple and its models are in :mod:`geoask.plan`.
+The intent tuple and its models are in :mod:`geoask.vocabulary.plan`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS
-from geoask.plan import Intent, IntentOutput, IntentRejection, OperationIntent, SpatialPredicate
+from geoask.vocabulary.plan import (
+    Intent,
+    IntentOutput,
+    IntentRejection,
+    OperationIntent,
+    SpatialPredicate,
+)
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -22,7 +28,7 @@ class IntentDeps:
     """What the intent agent sees: the question and a one-line-per-table catalog summary.
 
     ``conversation``: in a conversation turn, the bounded history block
-    (:func:`geoask.conversation.history_block`); empty for a standalone question.
+    (:func:`geoask.run.conversation.history_block`); empty for a standalone question.
     """
 
     question: str
@@ -62,7 +68,7 @@ _YEAR_RANGE = range(1800, 2101)
 def topk_has_k(intent: Intent) -> str | None:
     """A Top-K operation states K, and K is only stated for a Top-K operation.
 
-    >>> from geoask.plan import SpatialTopology, SpatiotemporalScope
+    >>> from geoask.vocabulary.plan import SpatialTopology, SpatiotemporalScope
     >>> topk_has_k(Intent(target="t", scope=SpatiotemporalScope(), topology=SpatialTopology(),
     ...                   operation=OperationIntent.RANK_TOP_K)) is not None
     True

@@ -2,7 +2,8 @@
 
 Consolidation (after CGD-QCSF): adjacent SQL extractions form one SQL step (which may emit
 several statements), a chain of Python computations forms one script, so a plan alternates
-SQL and Python steps and always starts with SQL. The plan models are in :mod:`geoask.plan`.
+SQL and Python steps and always starts with SQL. The plan models are in
+:mod:`geoask.vocabulary.plan`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
-from geoask.answers import AnswerType
-from geoask.plan import (
+from geoask.sql.context import SpatialPolicy
+from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.plan import (
     Intent,
     OperationIntent,
     Plan,
@@ -24,7 +26,6 @@ from geoask.plan import (
     PlanRefusal,
     StepKind,
 )
-from geoask.sql.context import SpatialPolicy
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -36,7 +37,7 @@ class PlannerDeps:
     The question, its intent, the pre-filtered schema (``schema_text``: its outline,
     ``tables``: its table names), what the variant allows a plan and, on a replan, why the
     earlier plans failed. In a conversation turn, ``conversation`` is the history and reuse
-    block (:mod:`geoask.conversation`) and ``reusable`` the refs of earlier turns' artifacts a
+    block (:mod:`geoask.run.conversation`) and ``reusable`` the refs of earlier turns' artifacts a
     Python step may read (``turn-1.sql-1.cells``); both are empty for a standalone question.
     """
 

@@ -3,7 +3,7 @@
 It inspects the schema (required before its first query), runs checked read-only SQL, runs
 cells in the question's sandbox session and gives the typed final answer
 ``{answer_type, data_payload, summary}``, within the step budget ``GEOASK_REACT_MAX_STEPS``.
-The tools' logic is :class:`geoask.react.ReactToolbox`; the errors of earlier calls (class and
+The tools' logic is :class:`geoask.run.react.ReactToolbox`; the errors of earlier calls (class and
 fix hint, its ``ErrorMemory``) are added to the instructions of every later request.
 """
 
@@ -24,8 +24,8 @@ from agents.compute import (
     no_host_paths,
     parse_script,
 )
-from geoask.answers import AnswerOutput, AnswerRefusal, FinalAnswer
-from geoask.react import ReactToolbox
+from geoask.run.react import ReactToolbox
+from geoask.vocabulary.answers import AnswerOutput, AnswerRefusal, FinalAnswer
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 
@@ -89,7 +89,7 @@ def react_errors(output: AnswerOutput, deps: ReactDeps) -> list[str]:
     """Every rule the final ``output`` breaks (empty when acceptable).
 
     A refusal needs a reason; an answer a valid payload, a short summary, and only numbers
-    that some tool result showed (:attr:`geoask.react.ReactToolbox.evidence`).
+    that some tool result showed (:attr:`geoask.run.react.ReactToolbox.evidence`).
     """
     if isinstance(output, AnswerRefusal):
         return [] if output.reason.strip() else ["a refusal needs a reason"]

@@ -2,7 +2,7 @@
 
 It reads only the question, the answer contract, the evidence and a compact state summary,
 and decides: accept, revise (the last step), repair (an upstream step) or replan. The review
-models are in :mod:`geoask.plan`.
+models are in :mod:`geoask.vocabulary.plan`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS
-from geoask.answers import AnswerType, contract_text
-from geoask.plan import Review, ReviewDecision, ReviewOutput, ReviewRefusal
+from geoask.vocabulary.answers import AnswerType, contract_text
+from geoask.vocabulary.plan import Review, ReviewDecision, ReviewOutput, ReviewRefusal
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 

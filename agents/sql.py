@@ -2,7 +2,7 @@
 
 Every statement must pass the SQL guard (geoask.sql) under the variant's spatial policy; on a
 guard or database error the agent is called again with the classified error. The draft models
-are in :mod:`geoask.drafts`.
+are in :mod:`geoask.vocabulary.drafts`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from pydantic_ai import Agent, RunContext
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
 from geoask.catalog.spatial import names_vector_column
-from geoask.drafts import SqlDraft, SqlOutput, SqlRefusal
-from geoask.plan import ExecutionConstraints, PlanStep
 from geoask.sql.context import (
     AnswerContract,
     GuardContext,
@@ -25,6 +23,8 @@ from geoask.sql.context import (
 )
 from geoask.sql.guard import find_violation
 from geoask.sql.shape import outer_limit, output_columns
+from geoask.vocabulary.drafts import SqlDraft, SqlOutput, SqlRefusal
+from geoask.vocabulary.plan import ExecutionConstraints, PlanStep
 
 # The Agent itself is defined at the end of this module (see agents/README.md).
 

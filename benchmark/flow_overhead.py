@@ -49,12 +49,12 @@ def main() -> None:
     from flows.answer_question import answer_question
     from geoask.catalog.model import load_catalog
     from geoask.embeddings.static import shipped_embedder
+    from geoask.models.scripted import ScriptedModel
     from geoask.retrieval.index import InMemorySchemaIndex
     from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
-    from geoask.scripted import ScriptedModel
+    from geoask.run.variants import Variant
     from geoask.settings import get_settings
     from geoask.sql.executor import PostgresSqlRunner
-    from geoask.variants import Variant
     from sandbox.bubblewrap import BubblewrapSandbox
     from tasks.services import QuestionServices
 

@@ -15,11 +15,11 @@ import argparse
 import collections
 from pathlib import Path
 
+from geoask.base.yamlio import load_yaml
 from geoask.settings import get_settings
 from geoask.sql import GuardContext, find_violation
 from geoask.sql.casefile import load_case_folder
 from geoask.sql.catalog_functions import catalog_postgis_functions
-from geoask.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -67,7 +67,7 @@ def child(arguments: list[str]) -> None:
 
     import prefect  # noqa: F401  (sets up Prefect's logging, which the counter joins)
 
-    from geoask.cli import main as geoask_main
+    from geoask.app.cli import main as geoask_main
 
     counter = StatusCounter()
     client_logger = logging.getLogger("prefect.client")

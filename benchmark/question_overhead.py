@@ -82,7 +82,7 @@ def median(values: list[float]) -> float:
 
 def main() -> None:
     """Measure and print (see the module docstring)."""
-    from geoask.bench.loader import load_cases
+    from geoask.cases.loader import load_cases
     from geoask.service.local import ensure_server
     from geoask.settings import get_settings
 

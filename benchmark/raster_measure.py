@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from geoask.bench.loader import load_cases
 from geoask.bench.verify import cross_check_answer, reference_answer
-from geoask.composition import program_runner
+from geoask.cases.loader import load_cases
+from geoask.run.composition import program_runner
 from geoask.settings import get_settings
 from geoask.sql.export import export_result
 from geoask.sql.guard import check_sql

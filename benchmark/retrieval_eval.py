@@ -33,6 +33,7 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 
+from geoask.base.yamlio import load_yaml
 from geoask.catalog.model import load_catalog
 from geoask.embeddings.base import get_embedder
 from geoask.embeddings.static import shipped_embedder
@@ -43,7 +44,6 @@ from geoask.retrieval.render import render_catalog
 from geoask.retrieval.service import index_values
 from geoask.retrieval.values import ValueStore
 from geoask.settings import get_settings
-from geoask.yamlio import load_yaml
 
 QUESTIONS = Path(__file__).with_name("retrieval_questions.yaml")
 

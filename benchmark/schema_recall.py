@@ -19,10 +19,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
-from geoask.bench.reference.intent import case_intent
+from geoask.cases.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.models.reference.intent import case_intent
+from geoask.models.scripted import count_tokens
 from geoask.retrieval.service import open_retriever
-from geoask.scripted import count_tokens
 from geoask.sql.shape import tables_read
 from tasks.question import retrieval_intent
 

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from geoask.bench.evaluate.score import tool_call_count  # noqa: E402
-from geoask.execution_log import ExecutionLog  # noqa: E402
+from geoask.records.execution_log import ExecutionLog  # noqa: E402
 
 COLUMNS = ("agents", "requests", "prompt/request", "prompt", "completion", "tool calls",
            "failed", "time (s)")

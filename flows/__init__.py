@@ -1,3 +1,3 @@
 """geoask Prefect flows: thin wiring of the tasks in tasks/."""
 
-import geoask  # noqa: F401  (sets the offline environment before Prefect is imported)
+import geoask.base.offline  # noqa: F401  (offline defaults before Prefect is imported)

@@ -2,7 +2,7 @@
 
 Run it with ``geoask ask "QUESTION"`` or ``answer_question("QUESTION")``. The flow only wires
 the tasks of ``tasks/question.py`` and ``tasks/steps.py`` and drives the execution-state manager
-(``geoask/state.py``): after every step or review it asks a pure ``decide_*`` function for the
+(``geoask/run/state.py``): after every step or review it asks a pure ``decide_*`` function for the
 next transition (continue, revise, repair, replan, terminate) and applies it. The baseline
 variants REACT and PLAN_EXECUTE are run by ``flows/baselines.py`` instead; every design shares
 the run parts of ``flows/stages.py``.
@@ -27,17 +27,13 @@ from flows.stages import (
     register_step,
     run_step,
 )
-from geoask.conversation import ConversationStore, Turn, context_for, turn_record
-from geoask.conversation_report import publish_turn
 from geoask.errors import DatabaseError, GeoaskError
-from geoask.plan import IntentRejection, Plan
-from geoask.questions import check_question
-from geoask.retry import is_transient
-from geoask.run_report import publish_intent, save_log
-from geoask.served_models import check_served_model, in_deployment_run
-from geoask.service.stops import without_process_tags
-from geoask.settings import Settings, get_settings
-from geoask.state import (
+from geoask.models.retry import is_transient
+from geoask.models.served import check_served_model, in_deployment_run
+from geoask.records.run_report import publish_intent, save_log
+from geoask.run.conversation import ConversationStore, Turn, context_for, turn_record
+from geoask.run.conversation_report import publish_turn
+from geoask.run.state import (
     ANSWER,
     Decision,
     ExecutionState,
@@ -52,8 +48,12 @@ from geoask.state import (
     step_succeeded,
     with_plan,
 )
-from geoask.state_report import evidence_trail, failure_report, state_summary
-from geoask.variants import parse_variant, with_python_step
+from geoask.run.state_report import evidence_trail, failure_report, state_summary
+from geoask.run.stops import without_process_tags
+from geoask.run.variants import parse_variant, with_python_step
+from geoask.settings import Settings, get_settings
+from geoask.vocabulary.plan import IntentRejection, Plan
+from geoask.vocabulary.questions import check_question
 from tasks.question import (
     build_evidence,
     classify_intent,
@@ -84,15 +84,15 @@ def answer_question(
             signature and the services hold Protocol-typed objects.
         conversation: a conversation id: the run is the conversation's next turn; the intent
             and planner agents see its last turns and their registered artifacts, and the
-            turn is recorded (:mod:`geoask.conversation`). None: a standalone question.
+            turn is recorded (:mod:`geoask.run.conversation`). None: a standalone question.
 
     Raises:
         ConfigurationError: the question is empty, not text or too long
-            (:func:`geoask.questions.check_question`).
+            (:func:`geoask.vocabulary.questions.check_question`).
         GeoaskError: the run could not start or a stage failed for good (no model configured,
             database unreachable, model endpoint down after retries...); in a run started
             from a deployment, also a ``model`` the server does not offer
-            (:mod:`geoask.served_models`).
+            (:mod:`geoask.models.served`).
 
     """
     check_question(question, get_settings().question_max_chars)  # before any agent call
@@ -227,7 +227,7 @@ def _extend(state: ExecutionState, plan: Plan) -> ExecutionState:
 
 def _production_services(settings: Settings, variant: str | None,
                          model: str | None) -> QuestionServices:
-    from geoask.composition import model_provider
+    from geoask.run.composition import model_provider
 
     models = model_provider(settings, model)  # fails before any work when a model is missing
     return open_services(settings, parse_variant(variant or settings.variant), models)

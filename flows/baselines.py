@@ -6,7 +6,7 @@
   ``tasks/baselines.py``); its failed tool calls count as its retries;
 - PLAN_EXECUTE: intent, schema, one plan (the planner agent), the steps in order (the SQL
   and compute agents, one attempt each), and on any failure a new plan
-  (:func:`geoask.variants.plan_execute_decision`, bounded); then the answer agent. No
+  (:func:`geoask.run.variants.plan_execute_decision`, bounded); then the answer agent. No
   execution-state manager decides (no revise, repair or review), no reviewer looks at the
   evidence.
 
@@ -24,10 +24,8 @@ from flows.stages import (
     register_step,
     run_step,
 )
-from geoask.answers import AnswerRefusal
-from geoask.plan import IntentRejection
-from geoask.run_report import publish_intent
-from geoask.state import (
+from geoask.records.run_report import publish_intent
+from geoask.run.state import (
     Decision,
     Transition,
     apply_decision,
@@ -37,8 +35,10 @@ from geoask.state import (
     step_started,
     step_succeeded,
 )
-from geoask.state_report import evidence_trail, failure_report
-from geoask.variants import plan_execute_decision
+from geoask.run.state_report import evidence_trail, failure_report
+from geoask.run.variants import plan_execute_decision
+from geoask.vocabulary.answers import AnswerRefusal
+from geoask.vocabulary.plan import IntentRejection
 from tasks.baselines import run_react
 from tasks.question import build_evidence, classify_intent, retrieve_schema
 from tasks.services import QuestionServices

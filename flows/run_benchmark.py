@@ -29,6 +29,7 @@ from prefect import flow, get_run_logger
 from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
+from flows.benchmark_case import answer_case
 from geoask.bench.runs import (
     CaseRun,
     RunKey,
@@ -39,10 +40,10 @@ from geoask.bench.runs import (
     run_keys,
     save_run,
 )
-from geoask.served_models import check_served_model, check_served_paths, in_deployment_run
-from geoask.service.stops import run_started
+from geoask.models.served import check_served_model, check_served_paths, in_deployment_run
+from geoask.run.stops import run_started
 from geoask.settings import Settings, get_settings
-from tasks.benchmark import answer_case, report_benchmark
+from tasks.benchmark import report_benchmark
 
 ProgressListener = Callable[[int, int, CaseRun | None], None]
 """``(finished, total, run)``: told after each question run of the current benchmark."""
@@ -113,7 +114,7 @@ def run_benchmark(
             ``tasks_file``/``out_dir`` outside its folders).
 
     """
-    run_started()  # the run exists: a stop's sweep finds it (geoask.service.stops)
+    run_started()  # the run exists: a stop's sweep finds it (geoask.run.stops)
     started = time.perf_counter()
     settings = get_settings()
     if in_deployment_run():  # API callers get only configured models and the server's folders

@@ -2,21 +2,18 @@
 
 The staged pipeline (``flows/answer_question.py``) and the baselines (``flows/baselines.py``)
 make plans, run steps, register their artifacts, write the answer and end the run with these;
-each is a thin wrapper over the tasks of ``tasks/`` and the pure state of ``geoask/state.py``.
+each is a thin wrapper over the tasks of ``tasks/`` and the pure state of ``geoask/run/state.py``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from geoask.answers import AnswerRefusal, FinalAnswer
-from geoask.artifact_registry import column_units, step_entries
-from geoask.conversation_report import registry_markdown
-from geoask.plan import Intent, PlanRefusal, StepKind
-from geoask.question_result import Outcome, QuestionResult
+from geoask.records.artifact_registry import column_units, step_entries
+from geoask.records.run_report import publish_plan, publish_run
 from geoask.retrieval.retriever import SchemaSubset
-from geoask.run_report import publish_plan, publish_run
-from geoask.state import (
+from geoask.run.conversation_report import registry_markdown
+from geoask.run.state import (
     Decision,
     ExecutionState,
     Transition,
@@ -25,14 +22,17 @@ from geoask.state import (
     plan_rejected,
     with_plan,
 )
-from geoask.state_report import evidence_trail, failure_report, recovery_count, route
-from geoask.variants import single_sql_plan
+from geoask.run.state_report import evidence_trail, failure_report, recovery_count, route
+from geoask.run.variants import single_sql_plan
+from geoask.vocabulary.answers import AnswerRefusal, FinalAnswer
+from geoask.vocabulary.plan import Intent, PlanRefusal, StepKind
+from geoask.vocabulary.question_result import Outcome, QuestionResult
 from tasks.question import draw_answer_map, make_plan, write_answer
 from tasks.services import QuestionServices
 from tasks.steps import StepResult, run_python_step, run_sql_step
 
 if TYPE_CHECKING:
-    from geoask.answer_map import AnswerMaps
+    from geoask.maps.answer_map import AnswerMaps
 
 
 def plan_or_replan(run: QuestionServices, state: ExecutionState, intent: Intent,

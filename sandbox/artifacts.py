@@ -8,7 +8,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from geoask.storage import filesystem_for
+from geoask.base.storage import filesystem_for
 from sandbox.models import Artifact
 
 #: Most files collected from one run's ``/scratch``.

@@ -36,7 +36,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from geoask.errors import SandboxError
 from sandbox import diagnosis
@@ -65,8 +65,31 @@ from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environmen
 from sandbox.models import SandboxLimits, SandboxOutcome, ScriptError
 from sandbox.protocol import first_unencodable_name
 
-if TYPE_CHECKING:
-    from sandbox.bubblewrap import BubblewrapSandbox
+
+class SessionHost(Protocol):
+    """What a session takes from the sandbox that opens it (``BubblewrapSandbox``)."""
+
+    runtime_dir: Path
+    work_dir: Path
+    artifacts_url: str
+    stdout_tail_chars: int
+    stderr_chars: int
+    cell_timeout_s: float
+    cell_cpu_s: int
+
+    def check_prerequisites(self) -> tuple[str, str]:
+        """``(bwrap, prlimit)`` paths; raises SandboxError when one is missing."""
+        ...
+
+    def allocate_uid(self) -> int:
+        """A free sandbox UID for the session's process."""
+        ...
+
+    def prepare_run_dir(self, run_dir: Path, script: str, inputs: Sequence[Path], uid: int,
+                        limits: SandboxLimits) -> None:
+        """Create ``run_dir`` with the script and inputs, owned by ``uid``."""
+        ...
+
 
 #: Longest wait for the session's process to say it is ready (s).
 STARTUP_TIMEOUT_S = 30.0
@@ -96,7 +119,7 @@ class BubblewrapSession:
 
     """
 
-    def __init__(self, sandbox: BubblewrapSandbox, limits: SandboxLimits) -> None:
+    def __init__(self, sandbox: SessionHost, limits: SandboxLimits) -> None:
         """Start the session's process and wait until its cell loop is ready.
 
         Raises:

@@ -2,9 +2,10 @@
 
 Run ``.venv/bin/python scripts/import_graph.py`` from the checkout: it reads every module of the
 packages (geoask, flows, tasks, agents, sandbox) with :mod:`ast` - nothing is imported - and
-prints the import cycles among runtime imports (module level and function level; imports under
-``if TYPE_CHECKING:`` are type-only and left out), then, per room (top-level package or
-``geoask`` sub-package), the rooms it imports. ``tests/test_import_structure.py`` asserts on it.
+prints the count of project imports inside functions, the import cycles among all imports (module
+level, function level and type-only ones under ``if TYPE_CHECKING:``: a type-only cycle is still
+two modules that cannot be read apart), then, per room (top-level package or ``geoask``
+sub-package), the rooms it imports. ``tests/test_import_structure.py`` asserts on it.
 """
 
 from __future__ import annotations
@@ -30,33 +31,28 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
     return modules
 
 
-def runtime_imports(path: Path, known: Iterable[str]) -> set[str]:
-    """Project modules that ``path`` imports at run time (``TYPE_CHECKING`` blocks left out)."""
+def imports(path: Path, known: Iterable[str]) -> tuple[set[str], int]:
+    """Project modules that ``path`` imports, and how many import statements sit in a function."""
     known = set(known)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
+    local = 0
 
-    def visit(node: ast.AST) -> None:
+    def visit(node: ast.AST, in_function: bool) -> None:
+        nonlocal local
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
-                for other in child.orelse:
-                    visit(other)
-                continue
+            targets: set[str] = set()
             if isinstance(child, ast.Import):
-                found.update(_resolve(alias.name, known) for alias in child.names)
+                targets = {_resolve(alias.name, known) for alias in child.names}
             elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
-                for alias in child.names:
-                    found.add(_resolve(f"{child.module}.{alias.name}", known))
-            visit(child)
+                targets = {_resolve(f"{child.module}.{alias.name}", known) for alias in child.names}
+            found.update(targets)
+            local += in_function and bool(targets - {""})
+            visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
 
-    visit(tree)
+    visit(tree, False)
     found.discard("")
-    return found
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return found, local
 
 
 def _resolve(dotted: str, known: set[str]) -> str:
@@ -70,9 +66,16 @@ def _resolve(dotted: str, known: set[str]) -> str:
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the project modules it imports at run time (self-imports dropped)."""
+    """Module -> the project modules it imports, type-only ones included (self-imports dropped)."""
     files = module_files(root)
-    return {name: runtime_imports(path, files) - {name} for name, path in files.items()}
+    return {name: imports(path, files)[0] - {name} for name, path in files.items()}
+
+
+def function_local_imports(root: Path = ROOT) -> dict[str, int]:
+    """Module -> its import statements of project modules inside a function (those > 0)."""
+    files = module_files(root)
+    counts = {name: imports(path, files)[1] for name, path in files.items()}
+    return {name: count for name, count in counts.items() if count}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -130,7 +133,8 @@ def main() -> int:
     """Print the cycles and the room imports; exit 1 when a cycle exists."""
     graph = import_graph()
     found = cycles(graph)
-    print(f"{len(graph)} modules, {sum(map(len, graph.values()))} runtime imports")
+    print(f"{len(graph)} modules, {sum(map(len, graph.values()))} imports")
+    print(f"function-local project imports: {sum(function_local_imports().values())}")
     print(f"import cycles: {len(found)}")
     for component in found:
         print("  " + " <-> ".join(component))

@@ -16,8 +16,8 @@ from pydantic_ai import Agent
 from pydantic_ai.usage import UsageLimits
 
 from geoask.errors import GeoaskError
-from geoask.execution_log import ExecutionRecorder, ModelCall
-from geoask.llm import ModelProvider, model_call_error, token_usage
+from geoask.models.llm import ModelProvider, model_call_error, token_usage
+from geoask.records.execution_log import ExecutionRecorder, ModelCall
 
 DepsT = TypeVar("DepsT")
 OutputT = TypeVar("OutputT")
@@ -36,7 +36,7 @@ def call_agent(
     Raises:
         ValueError: ``agent`` has no name (the role that picks its model).
         GeoaskError: the model is not configured or the call failed for good (a
-            ``ModelCallError``/``AgentOutputError`` from ``geoask.llm``).
+            ``ModelCallError``/``AgentOutputError`` from ``geoask.models.llm``).
 
     """
     role = agent.name

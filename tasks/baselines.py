@@ -1,7 +1,7 @@
 """The REACT baseline's one stage: the ReAct agent with its tools over a sandbox session.
 
 The task opens the question's persistent sandbox session, hands the agent a
-:class:`geoask.react.ReactToolbox` over it and the run's SQL runner, guard and artifact folder,
+:class:`geoask.run.react.ReactToolbox` over it and the run's SQL runner, guard and artifact folder,
 and closes the session whatever happens; the tool calls are kept as ``react/transcript.md`` in
 the run's folder and the Prefect markdown artifact ``react-transcript``. PLAN_EXECUTE needs
 no task of its own: it reuses the planner, step and answer tasks (``flows/baselines.py``).
@@ -16,12 +16,12 @@ from pydantic_ai.usage import UsageLimits
 
 from agents.react import OUTPUT_RETRIES, ReactDeps, react_agent
 from agents.react import prompt as react_prompt
-from geoask.answers import AnswerOutput, AnswerRefusal
 from geoask.errors import GeoaskError
-from geoask.react import STAGE, ReactToolbox
-from geoask.retry import is_infrastructure_failure
-from geoask.run_artifacts import artifact_key, publish_markdown
+from geoask.models.retry import is_infrastructure_failure
+from geoask.records.run_artifacts import artifact_key, publish_markdown
+from geoask.run.react import STAGE, ReactToolbox
 from geoask.sql.context import AnswerContract, GuardContext
+from geoask.vocabulary.answers import AnswerOutput, AnswerRefusal
 from tasks.agent_calls import call_agent
 from tasks.options import RETRIED_TASK
 from tasks.services import QuestionServices, catalog_summary

@@ -13,7 +13,7 @@ from typing import Any
 
 from prefect.cache_policies import NO_CACHE
 
-from geoask.retry import TRANSIENT_RETRIES
+from geoask.models.retry import TRANSIENT_RETRIES
 
 TASK: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
 """Options of every task: never cached, result never persisted."""

@@ -4,7 +4,7 @@ Task names are stable for the UI: ``intent``, ``schema``, ``plan``, ``review``, 
 ``map`` here;
 ``sql`` and ``python`` (runs named by step id: ``sql-1``, ``python-1``...) in
 :mod:`tasks.steps`. Prefect retries a task only for transient model or database failures
-(``geoask.retry.TRANSIENT_RETRIES``).
+(``geoask.models.retry.TRANSIENT_RETRIES``).
 """
 
 from __future__ import annotations
@@ -23,17 +23,21 @@ from agents.planner import PlannerDeps, planner_agent
 from agents.planner import prompt as planner_prompt
 from agents.reviewer import ReviewerDeps, reviewer_agent
 from agents.reviewer import prompt as reviewer_prompt
-from geoask.answer_map import AnswerMaps, draw_answer_maps
-from geoask.answers import AnswerRefusal, FinalAnswer, payload_errors
 from geoask.catalog.model import TemporalGranularity
-from geoask.conversation import history_block, reuse_block
-from geoask.evidence import (
+from geoask.maps.answer_map import AnswerMaps, draw_answer_maps
+from geoask.retrieval.filters import RetrievalIntent
+from geoask.retrieval.retriever import SchemaSubset
+from geoask.run.conversation import history_block, reuse_block
+from geoask.run.state import ExecutionState
+from geoask.run.variants import plan_allowance
+from geoask.vocabulary.answers import AnswerRefusal, FinalAnswer, payload_errors
+from geoask.vocabulary.evidence import (
     python_evidence,
     records_from_artifact,
     sql_evidence,
     unsupported_numbers,
 )
-from geoask.plan import (
+from geoask.vocabulary.plan import (
     Intent,
     IntentOutput,
     PlanOutput,
@@ -41,10 +45,6 @@ from geoask.plan import (
     ReviewDecision,
     ReviewRefusal,
 )
-from geoask.retrieval.filters import RetrievalIntent
-from geoask.retrieval.retriever import SchemaSubset
-from geoask.state import ExecutionState
-from geoask.variants import plan_allowance
 from tasks.agent_calls import call_agent
 from tasks.options import RETRIED_TASK
 from tasks.services import QuestionServices, catalog_summary
@@ -204,7 +204,7 @@ def draw_answer_map(services: QuestionServices, state: ExecutionState,
     """Draw the answer map (``map.png``, ``map.html``) over the run's exported layers.
 
     A stage of its own in the execution log: drawing is part of answering, not orchestration.
-    None when the run exported no geometry (:func:`geoask.answer_map.draw_answer_maps`).
+    None when the run exported no geometry (:func:`geoask.maps.answer_map.draw_answer_maps`).
     """
     with services.recorder.stage("map"):
         return draw_answer_maps(services.store, [step.artifacts for step in state.steps.values()],

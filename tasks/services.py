@@ -10,19 +10,19 @@ import uuid
 from collections.abc import Sequence
 from typing import Protocol
 
-from geoask.artifact_registry import ArtifactRegistry
 from geoask.catalog.model import Catalog
-from geoask.composition import RunParts
-from geoask.conversation import ConversationContext
-from geoask.execution_log import ExecutionRecorder
-from geoask.llm import ModelProvider
+from geoask.models.llm import ModelProvider
+from geoask.records.artifact_registry import ArtifactRegistry
+from geoask.records.execution_log import ExecutionRecorder
+from geoask.records.run_artifacts import RunArtifacts
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
-from geoask.run_artifacts import RunArtifacts
+from geoask.run.composition import RunParts
+from geoask.run.conversation import ConversationContext
+from geoask.run.state import Limits
+from geoask.run.variants import VARIANTS, Variant, VariantConfig
 from geoask.settings import Settings
 from geoask.sql.executor import SqlRunner
-from geoask.state import Limits
-from geoask.variants import VARIANTS, Variant, VariantConfig
 from sandbox.models import Sandbox
 
 
@@ -118,13 +118,13 @@ def catalog_summary(catalog: Catalog) -> str:
 
 
 def open_services(settings: Settings, variant: Variant, models: ModelProvider) -> QuestionServices:
-    """The production services: the parts of :func:`geoask.composition.open_parts` and ``models``.
+    """The production services: the parts of :func:`~geoask.run.composition.open_parts`, ``models``.
 
     Raises:
         ConfigurationError, CatalogError, RetrievalError, SandboxError: a part cannot be set up.
 
     """
-    from geoask.composition import open_parts
+    from geoask.run.composition import open_parts
 
     return services_from_parts(settings, variant, models, open_parts(settings))
 

@@ -4,7 +4,7 @@ An SQL step asks the SQL agent for statements and runs each through the one SQL 
 (:func:`geoask.sql.step.run_statement`: guard, read-only execution, export); a Python step asks
 the compute agent for a script and runs it in the sandbox over the exported files. Either comes
 back as a :class:`StepResult` for the execution-state manager; Prefect retries only transient
-model or database failures (``geoask.retry.TRANSIENT_RETRIES``).
+model or database failures (``geoask.models.retry.TRANSIENT_RETRIES``).
 """
 
 
@@ -22,29 +22,30 @@ from agents.compute import ComputeAttempt, ComputeDeps, InputArtifact, compute_a
 from agents.compute import prompt as compute_prompt
 from agents.sql import SqlAttempt, SqlDeps, sql_agent
 from agents.sql import prompt as sql_prompt
-from geoask.artifact_registry import RegistryEntry
-from geoask.drafts import ComputeRefusal, SqlDraft, SqlRefusal
 from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
-from geoask.evidence import (
-    python_evidence,
-)
-from geoask.plan import (
-    Intent,
-    Plan,
-    PlanStep,
-)
-from geoask.predispatch import check_inputs, reused_refs
-from geoask.retrieval.retriever import SchemaSubset
-from geoask.retry import is_infrastructure_failure
-from geoask.run_artifacts import (
+from geoask.models.retry import is_infrastructure_failure
+from geoask.records.artifact_registry import RegistryEntry
+from geoask.records.run_artifacts import (
     artifact_key,
     code_block,
     markdown_table,
     publish_markdown,
 )
+from geoask.retrieval.retriever import SchemaSubset
+from geoask.run.predispatch import check_inputs, reused_refs
+from geoask.run.state import ExecutionState, StepFailure, StepState
 from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
 from geoask.sql.step import run_statement
-from geoask.state import ArtifactRef, ExecutionState, StepFailure, StepState
+from geoask.vocabulary.artifacts import ArtifactRef
+from geoask.vocabulary.drafts import ComputeRefusal, SqlDraft, SqlRefusal
+from geoask.vocabulary.evidence import (
+    python_evidence,
+)
+from geoask.vocabulary.plan import (
+    Intent,
+    Plan,
+    PlanStep,
+)
 from sandbox.models import SandboxOutcome
 from tasks.agent_calls import call_agent
 from tasks.options import RETRIED_TASK
@@ -191,7 +192,7 @@ def reused_entries(services: QuestionServices, inputs: list[str]) -> list[Regist
 
 def input_problems(services: QuestionServices, step_id: str, upstream: list[StepState],
                    inputs: list[str], geometry_needed: bool) -> list[str]:
-    """The pre-dispatch problems of a Python step's inputs (:mod:`geoask.artifact_registry`).
+    """The pre-dispatch problems of a Python step's inputs (the artifact registry's view).
 
     Its in-run inputs are the artifacts of ``upstream`` (as registered by the flow); reused
     ones are the ``turn-<n>.`` refs of ``inputs``.

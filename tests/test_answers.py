@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from geoask.answers import AnswerType, payload_errors
+from geoask.vocabulary.answers import AnswerType, payload_errors
 
 T = AnswerType
 
@@ -55,7 +55,7 @@ def test_the_terminal_report_shows_control_characters_instead_of_running_them():
     # Attack pass: a database value's "set terminal title" sequence reached the terminal raw.
     from types import SimpleNamespace
 
-    from geoask.result_view import result_text
+    from geoask.base.result_view import result_text
 
     result = SimpleNamespace(message="RDU is Raleigh\x1b]0;pwned\x07\r", answer=None,
                              evidence=["sql-1: 1 row \x9b2J"], transitions=[], route="sql_only",

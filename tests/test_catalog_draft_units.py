@@ -11,7 +11,9 @@ import pytest
 
 import geoask.catalog.abbreviations
 import geoask.catalog.check
+import geoask.catalog.columns
 import geoask.catalog.draft
+import geoask.catalog.spatial
 import geoask.catalog.spatial_joins
 from geoask.catalog.abbreviations import candidates
 from geoask.catalog.check import pg_type_name
@@ -22,6 +24,7 @@ from geoask.errors import CatalogError
 
 
 @pytest.mark.parametrize("module", [geoask.catalog.abbreviations, geoask.catalog.check,
+                                    geoask.catalog.columns, geoask.catalog.spatial,
                                     geoask.catalog.draft, geoask.catalog.spatial_joins])
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from geoask.catalog.columns import declared_srids, spatial_column_names
 from geoask.catalog.model import Catalog, Column, GeoInfo
 from geoask.catalog.spatial import (
     CONVENTIONAL_COLUMN_NAMES,
     VECTOR_KINDS,
     SpatialKind,
-    declared_srids,
     names_vector_column,
     postgis_type_name,
-    spatial_column_names,
     spatial_kind,
 )
 from geoask.settings import Settings

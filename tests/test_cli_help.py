@@ -6,7 +6,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from geoask.cli import SUBCOMMANDS, app, load_subcommand
+from geoask.app.cli import SUBCOMMANDS, app, load_subcommand
 
 
 def _command_paths(group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -33,7 +33,7 @@ def test_help(path):
 
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
 def test_root_help_line_is_the_subcommands_own(name):
-    """`geoask --help` lists sub-commands without importing them, from geoask.cli.SUBCOMMANDS."""
+    """`geoask --help` lists sub-commands without importing them (SUBCOMMANDS)."""
     assert load_subcommand(name).help == SUBCOMMANDS[name][1]
 
 

@@ -1,6 +1,6 @@
 """A fast CLI start: ``geoask --help`` and ``geoask sql check`` import no heavy library.
 
-Each case runs the console entry point (``geoask.cli.main``, as the ``geoask`` script does) in
+Each case runs the console entry point (``geoask.app.cli.main``, as the ``geoask`` script does) in
 a fresh interpreter and lists which of the heavy top-level packages ended up in ``sys.modules``.
 Prefect, chromadb, geopandas and pydantic-ai are imported only by the commands that need them.
 """
@@ -17,7 +17,7 @@ HEAVY = ("prefect", "chromadb", "geopandas", "pydantic_ai")
 
 PROBE = """
 import json, sys
-from geoask.cli import main
+from geoask.app.cli import main
 sys.argv = ["geoask", *json.loads(sys.argv[1])]
 heavy = {heavy}
 try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from geoask.console import _console_handlers, _without_traceback, quiet_console
+from geoask.base.console import _console_handlers, _without_traceback, quiet_console
 
 
 def _record_with_traceback() -> logging.LogRecord:
@@ -37,11 +37,11 @@ def test_quiet_console_raises_the_console_level_only():
 
 
 def test_one_line_logs_apply_when_prefect_is_imported_later():
-    """Called before Prefect is imported (as geoask.cli.main does), it applies on import."""
+    """Called before Prefect is imported (as geoask.app.cli.main does), it applies on import."""
     import subprocess
 
     code = ("import sys\n"
-            "from geoask.console import one_line_console_logs, _configured_console_handlers\n"
+            "from geoask.base.console import one_line_console_logs, _configured_console_handlers\n"
             "one_line_console_logs()\n"
             "assert 'prefect' not in sys.modules\n"
             "from prefect import flow\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from geoask.cli import app
+from geoask.app.cli import app
 from geoask.settings import Settings, settings_table
 
 README = (Path(__file__).parents[1] / "README.md").read_text()

@@ -1,4 +1,4 @@
-"""geoask.interrupt: a stopped command exits 130/143 at once, says what it kept, ends children."""
+"""geoask.base.interrupt: a stopped command exits 130/143 at once, keeps and ends children."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import time
 import psutil
 import pytest
 
-from geoask.interrupt import run_until_stopped
+from geoask.base.interrupt import run_until_stopped
 
 STOPPABLE = """
 import logging, subprocess, sys, time
-from geoask.interrupt import add_stop_hook, run_until_stopped
+from geoask.base.interrupt import add_stop_hook, run_until_stopped
 child = subprocess.Popen(["sleep", "120"])
 print(child.pid, flush=True)
 
@@ -73,8 +73,7 @@ def test_a_signal_ends_the_process_and_its_children_at_once(signum):
 
 def test_a_stop_spares_detached_servers_and_ends_other_children():
     # Ctrl-C on the `geoask ask` that started the background server killed it (attack 3).
-    from geoask import interrupt
-
+    from geoask.base import interrupt
     server = subprocess.Popen(["sleep", "60"], start_new_session=True)
     sandbox = subprocess.Popen(["sleep", "60"])
     try:

@@ -6,7 +6,7 @@ import pytest
 
 from flows.answer_question import answer_question
 from geoask.errors import ConfigurationError
-from geoask.questions import check_question
+from geoask.vocabulary.questions import check_question
 
 
 @pytest.mark.parametrize(("question", "message"), [

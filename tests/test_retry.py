@@ -11,7 +11,7 @@ from geoask.errors import (
     SandboxError,
     ServiceError,
 )
-from geoask.retry import is_infrastructure_failure, is_transient
+from geoask.models.retry import is_infrastructure_failure, is_transient
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from geoask.run_report import run_summary_markdown
+from geoask.records.run_report import run_summary_markdown
 
 RESULT = {
     "status": "answered", "message": "3 airports", "route": "sql_then_python",

@@ -37,8 +37,8 @@ def test_invalid_values_name_the_variable(monkeypatch, variable, value, message)
     ("s3://bucket/x", "needs a filesystem package that is not installed"),
 ])
 def test_unusable_storage_url_is_one_artifact_error(url, message):
+    from geoask.base.storage import filesystem_for, write_atomic
     from geoask.errors import ArtifactWriteError
-    from geoask.storage import filesystem_for, write_atomic
 
     with pytest.raises(ArtifactWriteError, match=message):
         filesystem_for(url)
@@ -47,7 +47,7 @@ def test_unusable_storage_url_is_one_artifact_error(url, message):
 
 
 def test_local_paths_and_known_protocols_pass_the_settings_check(tmp_path):
-    from geoask.storage import check_storage_url
+    from geoask.base.storage import check_storage_url
 
     assert check_storage_url(str(tmp_path)) == str(tmp_path)
     assert check_storage_url("memory://runs") == "memory://runs"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from geoask.yamlio import SAFE_LOADER, load_yaml
+from geoask.base.yamlio import SAFE_LOADER, load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ def test_a_syntax_error_has_its_place() -> None:
 
 
 def test_a_parsed_file_is_kept_until_it_changes(tmp_path: Path) -> None:
-    from geoask.yamlio import parsed_file
+    from geoask.base.yamlio import parsed_file
 
     path = tmp_path / "cases.yaml"
     path.write_text("a: 1\n")
@@ -57,7 +57,7 @@ def test_a_parsed_file_is_kept_until_it_changes(tmp_path: Path) -> None:
 
 
 def test_a_failed_parse_is_not_kept(tmp_path: Path) -> None:
-    from geoask.yamlio import parsed_file
+    from geoask.base.yamlio import parsed_file
 
     path = tmp_path / "bad.yaml"
     path.write_text("a: [1\n")

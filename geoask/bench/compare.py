@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from geoask.answers import AnswerType
-from geoask.bench.model import Tolerance
+from geoask.cases.model import Tolerance
+from geoask.vocabulary.answers import AnswerType
 
 
 @dataclass(frozen=True)

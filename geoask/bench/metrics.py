@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from geoask.bench.evaluate import CaseScore, RootCause
-from geoask.bench.model import BenchmarkCase, Category, Difficulty
+from geoask.cases.model import BenchmarkCase, Category, Difficulty
 from geoask.errors import BenchmarkCaseError
 
 OVERALL = "overall"

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geoask.base.storage import filesystem_for
 from geoask.bench.evaluate import CaseScore
 from geoask.bench.metrics import DIFFICULTY, OVERALL, BenchmarkReport, GroupMetrics, Interval
-from geoask.bench.model import Difficulty
+from geoask.cases.model import Difficulty
 from geoask.errors import ArtifactWriteError
-from geoask.storage import filesystem_for
 
 CHART_TITLE = "SSA by difficulty per variant"
 VARIANTS_CHART_TITLE = "Variants side by side (bootstrap 95 % intervals over cases)"

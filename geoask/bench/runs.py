@@ -6,7 +6,7 @@ runs that have no file yet, or whose run ended on an infrastructure failure (dat
 model endpoint, sandbox or Prefect API down: ``CaseRun.infrastructure``), which are kept in
 the report as ``infrastructure`` until redone (:func:`pending_runs`). Scoring goes through
 :func:`score_run` (``geoask.bench.evaluate.score_case``). The Prefect tasks that answer a
-case and write the report are thin shells in ``tasks/benchmark.py``.
+case and write the report are thin shells in ``flows/benchmark_case.py`` and ``tasks/benchmark.py``.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from geoask.answers import FinalAnswer
+from geoask.base.interrupt import stop_requested
 from geoask.bench.evaluate import CaseScore, score_case
-from geoask.bench.loader import CaseTarget, load_cases, run_target
-from geoask.bench.model import BenchmarkCase
-from geoask.composition import RunParts, open_parts
+from geoask.cases.loader import CaseTarget, load_cases, run_target
+from geoask.cases.model import BenchmarkCase
 from geoask.errors import BenchmarkCaseError, ConfigurationError, QuestionInterruptedError
-from geoask.execution_log import ExecutionLog
-from geoask.interrupt import stop_requested
+from geoask.records.execution_log import ExecutionLog
+from geoask.run.composition import RunParts, open_parts
+from geoask.run.variants import Variant, parse_variant
 from geoask.settings import Settings, get_settings
-from geoask.variants import Variant, parse_variant
+from geoask.vocabulary.answers import FinalAnswer
 
 
 class CaseRun(BaseModel):
@@ -48,7 +48,7 @@ class CaseRun(BaseModel):
         log: the run's execution log (``execution_log.json``); None when it never started.
         artifact_folder: the run's artifact folder; flow_run_id: its Prefect flow run.
         infrastructure: the run ended on an infrastructure failure
-            (``geoask.retry.is_infrastructure_failure``): scored with root cause
+            (``geoask.models.retry.is_infrastructure_failure``): scored with root cause
             ``infrastructure`` and run again when the benchmark resumes.
 
     """
@@ -101,7 +101,7 @@ def load_benchmark_run(tasks_file: str | Path | None,
 
     Raises:
         BenchmarkCaseError: the file is missing or not valid under the case schema, or the
-            files name different catalogs or databases (:func:`geoask.bench.loader.run_target`).
+            files name different catalogs or databases (:func:`geoask.cases.loader.run_target`).
         ConfigurationError: ``limit`` is not positive.
 
     """
@@ -192,7 +192,7 @@ def save_run(run: CaseRun, out_dir: Path) -> Path:
 
     Raises:
         QuestionInterruptedError: SIGINT/SIGTERM asked the process to stop
-            (:func:`geoask.interrupt.stop_requested`): a run ending after that was cut
+            (:func:`geoask.base.interrupt.stop_requested`): a run ending after that was cut
             short, so it is not finished and is not persisted (a rerun does it).
 
     """
@@ -224,7 +224,7 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_parts(settings: Settings) -> RunParts:
-    """The run parts of :func:`geoask.composition.open_parts`, built once per process.
+    """The run parts of :func:`geoask.run.composition.open_parts`, built once per process.
 
     Once per catalog and database: a benchmark of cases about another catalog or database
     (a case file's ``catalog:``/``database:``) gets its own parts.

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from geoask.bench.compare import compare_answers
-from geoask.bench.model import BenchmarkCase
-from geoask.bench.projection import ProjectionError, project_answer
-from geoask.bench.runner import ProgramFailedError, ProgramRunner
+from geoask.cases.model import BenchmarkCase
+from geoask.cases.projection import ProjectionError, project_answer
+from geoask.cases.runner import ProgramFailedError, ProgramRunner
 from geoask.sql.context import SpatialPolicy
 
 

@@ -22,9 +22,9 @@ import psycopg
 from psycopg import sql
 from pydantic import BaseModel, Field
 
+from geoask.base.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA
 from geoask.catalog import introspect
 from geoask.catalog.model import TODO, Catalog, Column, Table
-from geoask.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA
 
 VALUE_CHARS = 60
 """A sampled value shown to the agent is cut to this many characters."""

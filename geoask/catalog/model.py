@@ -31,9 +31,9 @@ from pydantic import (
     model_validator,
 )
 
+from geoask.base.yamlio import load_yaml
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
-from geoask.yamlio import load_yaml
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 

@@ -6,8 +6,8 @@ from EWKB) and ``raster`` (a grid of pixels in bands: the export writes it as a 
 :mod:`geoask.sql.raster_export`; the catalog describes its bands, CRS and resolution in a
 column's ``raster`` facts). A spatial column's CRS is its SRID type modifier, e.g.
 ``geometry(Point,4326)`` is EPSG:4326 and ``geometry(MultiPolygon,32618)`` UTM zone 18N: a
-catalog may use any SRID (:func:`declared_srids`); ``geography`` is always on an ellipsoid
-(SRID 4326 unless stated); a raster's SRID is in its ``raster`` facts.
+catalog may use any SRID (:func:`geoask.catalog.columns.declared_srids`); ``geography`` is
+always on an ellipsoid (SRID 4326 unless stated); a raster's SRID is in its ``raster`` facts.
 
 Everything here is pure text handling: no database is asked which types exist.
 """
@@ -17,10 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from geoask.catalog.model import Catalog
 
 
 class SpatialKind(StrEnum):
@@ -103,45 +99,20 @@ def spatial_kind(type_name: str) -> SpatialKind | None:
     return SpatialKind(name) if name is not None and name in _KIND_NAMES else None
 
 
-def spatial_column_names(
-    catalog: Catalog | None = None, kinds: Collection[SpatialKind] = tuple(SpatialKind)
-) -> frozenset[str]:
-    """Lower-case names of the catalog's spatial columns of ``kinds`` (default: every kind).
-
-    Each table column whose ``type`` :func:`spatial_kind` places in ``kinds`` counts. With no
-    catalog, or one without such a column, the :data:`CONVENTIONAL_COLUMN_NAMES` of ``kinds``
-    stand in, so a caller never gets an empty set by accident. Never raises.
-
-    >>> sorted(spatial_column_names())
-    ['geog', 'geom', 'geometry', 'the_geom', 'wkb_geometry']
-    >>> sorted(spatial_column_names(kinds=[SpatialKind.GEOGRAPHY]))
-    ['geog']
-    """
-    wanted = frozenset(kinds)
-    found = frozenset(
-        column.name.lower()
-        for table in (catalog.tables if catalog is not None else ())
-        for column in table.columns
-        if spatial_kind(column.type) in wanted
-    )
-    return found or frozenset(
-        name for name, kind in CONVENTIONAL_COLUMN_NAMES.items() if kind in wanted
-    )
-
-
 def names_vector_column(name: str, known: Collection[str] | None = None) -> bool:
     """True if a result column called ``name`` holds, judging by the name, vector features.
 
     For checks on SQL text, where only output names are known: ``name`` is one of ``known``
-    (lower-case spatial column names; default :func:`spatial_column_names` of the vector
-    kinds with no catalog) or an alias ending in ``geom`` (``centroid_geom``). Case-insensitive;
+    (lower-case spatial column names; default the :data:`CONVENTIONAL_COLUMN_NAMES` of the
+    vector kinds) or an alias ending in ``geom`` (``centroid_geom``). Case-insensitive;
     ``*`` is not judged here. Never raises.
 
     >>> names_vector_column("GEOM"), names_vector_column("route_geom"), names_vector_column("id")
     (True, True, False)
     """
     lowered = name.lower()
-    names = known if known is not None else spatial_column_names(kinds=VECTOR_KINDS)
+    names = known if known is not None else frozenset(
+        column for column, kind in CONVENTIONAL_COLUMN_NAMES.items() if kind in VECTOR_KINDS)
     return lowered in names or lowered.endswith("geom")
 
 
@@ -161,47 +132,3 @@ def spatial_modifiers(type_name: str) -> tuple[str, int] | None:
         return None
     default = 4326 if match.group(1).lower() == "geography" else 0
     return match.group(2).upper(), int(match.group(3) or default)
-
-
-def declared_srids(catalog: Catalog | None) -> dict[str, int]:
-    """The SRID the catalog declares per vector column, keyed ``schema.table.column``.
-
-    Taken from the column type's modifier (``geometry(MultiPolygon,2263)``) or, when the type
-    has none, from the measured ``geo.srid`` of a draft; SRID 0 (unknown) is left out, so the
-    mapping only holds real CRSs. The export uses it for values that arrive with SRID 0
-    (:mod:`geoask.sql.crs`). No catalog gives an empty mapping. Never raises.
-    """
-    found: dict[str, int] = {}
-    if catalog is None:
-        return found
-    for table in catalog.tables:
-        schema = catalog.schema_of(table)
-        for column in table.columns:
-            if spatial_kind(column.type) not in VECTOR_KINDS:
-                continue
-            modifiers = spatial_modifiers(column.type)
-            srid = modifiers[1] if modifiers is not None else 0
-            if srid == 0 and column.geo is not None:
-                srid = column.geo.srid
-            if srid > 0:
-                found[f"{schema}.{table.name}.{column.name}"] = srid
-    return found
-
-
-def declared_raster_bands(catalog: Catalog | None) -> dict[str, tuple[str, ...]]:
-    """One line per band of each raster column the catalog describes, ``schema.table.column``.
-
-    A line reads ``"1 elevation (m): Elevation above sea level ..."``: index, name, unit and
-    meaning from the column's ``raster`` facts. The export adds them to a raster preview, so
-    the compute agent learns what each band holds. No catalog gives an empty mapping.
-    """
-    found: dict[str, tuple[str, ...]] = {}
-    if catalog is None:
-        return found
-    for table in catalog.tables:
-        for column in table.columns:
-            if column.raster is not None:
-                found[f"{catalog.schema_of(table)}.{table.name}.{column.name}"] = tuple(
-                    f"{b.index} {b.name}" + (f" ({b.unit})" if b.unit else "")
-                    + f": {b.description}" for b in column.raster.bands)
-    return found

@@ -33,9 +33,9 @@ from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from sqlglot import exp
 
+from geoask.base.yamlio import load_yaml
 from geoask.db.loading import GeometrySpec
 from geoask.errors import DatasetError, validation_problems
-from geoask.yamlio import load_yaml
 
 MANIFEST_NAME = "dataset.yaml"
 _IDENTIFIER = r"^[a-z_][a-z0-9_]{0,62}$"

@@ -291,13 +291,13 @@ def read_raster_rows(path: Path, tile_size: tuple[int, int]) -> list[tuple[objec
     """Tile the GeoTIFF at ``path`` into ``(rid, hex raster WKB)`` rows, rid 1.. row by row.
 
     Tiles are at most ``tile_size`` ``(width, height)`` pixels and keep the file's SRID (its
-    EPSG code), pixel grid and nodata (:mod:`geoask.raster`).
+    EPSG code), pixel grid and nodata (:mod:`geoask.base.raster`).
 
     Raises:
         DataValidationError: the file cannot be read or has no EPSG-coded CRS.
 
     """
-    from geoask.raster import read_geotiff, tile_raster, to_wkb
+    from geoask.base.raster import read_geotiff, tile_raster, to_wkb
 
     tiles = tile_raster(read_geotiff(path), *tile_size)
     return [(rid, to_wkb(tile).hex()) for rid, tile in enumerate(tiles, start=1)]

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from geoask.base.interrupt import run_stop_hooks
 from geoask.errors import ServiceError
-from geoask.interrupt import run_stop_hooks
 
 if TYPE_CHECKING:
     from prefect import Flow

@@ -165,8 +165,8 @@ def ask_via_api(question: str, *, variant: str | None = None, model: str | None 
             something other than a question result.
 
     """
-    from geoask.question_result import QuestionResult
     from geoask.service.deployments import ANSWER_DEPLOYMENT
+    from geoask.vocabulary.question_result import QuestionResult
 
     settings = settings or get_settings()
     result = run_deployment_and_wait(

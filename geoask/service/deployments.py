@@ -10,7 +10,8 @@ same deployments for a process work pool (several machines, ``prefect deploy``).
 
 Served flows are imported by module name (``flows.answer_question``), and their deployments
 name them so (a module-path entrypoint): the flow run subprocess imports the same module, so a
-pickled result names ``geoask.question_result.QuestionResult``, which a client can import. A
+pickled result names ``geoask.vocabulary.question_result.QuestionResult``, which a client can
+import. A
 flow loaded from a file path (``--answer-flow path/to/file.py:flow``) is served by path.
 """
 

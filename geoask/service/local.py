@@ -36,14 +36,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from geoask.base.interrupt import detach
 from geoask.errors import ServiceError
-from geoask.interrupt import detach
 from geoask.settings import Settings
 
 STATE_FILE = "server.json"
 LOCK_FILE = "server.lock"
 SERVE_LOG = "serve.log"
-SERVER_COMMAND = "import sys; from geoask.cli import main; sys.argv[0] = 'geoask'; main()"
+SERVER_COMMAND = "import sys; from geoask.app.cli import main; sys.argv[0] = 'geoask'; main()"
 """``python -c`` program running the geoask CLI (the arguments follow it)."""
 CHECKOUT = Path(__file__).resolve().parents[2]
 """The source checkout (the served flows are imported from it by module name)."""
@@ -282,12 +282,12 @@ def ensure_server(settings: Settings, configured_url: str | None = None,
 
     Raises:
         ConfigurationError: a certificate variable names no usable CA file
-            (:func:`geoask.tls.check_certificate_files`).
+            (:func:`geoask.base.tls.check_certificate_files`).
         ServiceError, DatabaseError: no server runs and none could be started, or a
             configured API URL does not answer.
 
     """
-    from geoask.tls import check_certificate_files
+    from geoask.base.tls import check_certificate_files
 
     check_certificate_files()  # every HTTP client (health checks, Prefect) would fail on it
     explicit = explicit_api_url(settings, configured_url)
@@ -324,7 +324,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     environment, which Dask workers and subprocesses inherit); without ``verbose`` Prefect's
     console shows warnings only (the run logs keep everything). Flow runs started in the block
     are marked Crashed if SIGINT/SIGTERM stops geoask before they end
-    (:func:`geoask.service.stops.crash_runs_on_stop`); their Prefect artifacts, posted in the
+    (:func:`geoask.run.stops.crash_runs_on_stop`); their Prefect artifacts, posted in the
     background, are flushed when the block ends (at most ``ARTIFACT_FLUSH_S``; not with
     ``wait_for_artifacts=False``, for a long-lived process). Yields the API URL.
 
@@ -340,10 +340,10 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
         temporary_settings,
     )
 
-    from geoask import artifact_publisher
-    from geoask.console import quiet_console
+    from geoask.base.console import quiet_console
+    from geoask.records import artifact_publisher
+    from geoask.run.stops import crash_runs_on_stop
     from geoask.service.server import plain_http_ca_file
-    from geoask.service.stops import crash_runs_on_stop
 
     if not verbose:
         quiet_console()

@@ -113,7 +113,7 @@ def plain_http_ca_file(api_url: str, prefect_home: Path) -> Path | None:
     if not path.is_file():
         import certifi
 
-        from geoask.storage import write_atomic
+        from geoask.base.storage import write_atomic
 
         bundle = Path(certifi.where()).read_text(encoding="ascii")
         end = "-----END CERTIFICATE-----"

@@ -4,7 +4,7 @@ A ``geoask ask`` process spends most of its wall time importing Prefect, pydanti
 geopandas, matplotlib and chromadb and opening the catalog, before the question's first
 stage. ``geoask server`` already runs in the background once a command started it; it also
 listens here, on 127.0.0.1 at a free port, for questions, and answers each in a thread of its
-own with everything imported - the same :func:`geoask.api.ask` run (a flow run on the same
+own with everything imported - the same :func:`geoask.app.api.ask` run (a flow run on the same
 Prefect server, the same artifacts), only warm.
 
 A question is taken only when it would run exactly as in the asking process: the asker sends
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from geoask.question_result import QuestionResult
     from geoask.settings import Settings
+    from geoask.vocabulary.question_result import QuestionResult
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class QuestionWorker:
 
     def answer(self, question: Any, options: dict[str, Any]) -> dict[str, Any]:
         """The wire answer for one question: the result, or the error it ended with."""
-        from geoask.api import ask
+        from geoask.app.api import ask
         from geoask.errors import GeoaskError
 
         try:
@@ -236,8 +236,8 @@ def ask_worker(settings: Settings, question: str, *, model: str | None = None,
     import urllib.request
 
     from geoask.errors import ServiceError
-    from geoask.question_result import QuestionResult
     from geoask.service.local import explicit_api_url, running_server
+    from geoask.vocabulary.question_result import QuestionResult
 
     if explicit_api_url(settings):
         return None

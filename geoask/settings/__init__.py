@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from geoask.base.storage import check_storage_url
 from geoask.errors import ConfigurationError
 from geoask.settings.database import DatabaseSettings
 from geoask.settings.models import ModelSettings
@@ -24,7 +25,6 @@ from geoask.settings.retrieval import RetrievalSettings
 from geoask.settings.runs import RunSettings
 from geoask.settings.sandbox import SandboxSettings
 from geoask.settings.service import ServiceSettings
-from geoask.storage import check_storage_url
 
 
 class Settings(ServiceSettings, RunSettings, ModelSettings, SandboxSettings, RetrievalSettings,

@@ -1,4 +1,4 @@
-"""Settings of geoask: language models of the agents (geoask/llm.py, issue #6).
+"""Settings of geoask: language models of the agents (geoask/models/llm.py, issue #6).
 
 One group of :class:`geoask.settings.Settings` (a ``GEOASK_*`` variable per field).
 """
@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, SecretStr
 
 
 class ModelSettings(BaseModel):
-    """Language models of the agents (geoask/llm.py, issue #6)."""
+    """Language models of the agents (geoask/models/llm.py, issue #6)."""
 
     model: str | None = Field(
         default=None,

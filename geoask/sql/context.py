@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from geoask.catalog.spatial import declared_raster_bands, declared_srids, spatial_column_names
+from geoask.catalog.columns import declared_raster_bands, declared_srids, spatial_column_names
 from geoask.settings import Settings
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class GuardContext:
         row_cap: most rows the query may return (the wrapper asks for ``row_cap + 1`` so that
             the executor can report truncation).
         geometry_columns: lower-case names of the catalog's spatial columns (geometry,
-            geography, raster: :func:`geoask.catalog.spatial.spatial_column_names`); an
+            geography, raster: :func:`geoask.catalog.columns.spatial_column_names`); an
             operator applied to one of them is spatial computation.
         case_sensitive_names: real catalog names (tables, columns, schemas) that contain
             upper-case letters and so must be quoted; unquoted references are quoted.
@@ -56,7 +56,7 @@ class GuardContext:
             a hidden call (see :func:`geoask.sql.functions.attribute_call_names`).
         declared_srids: the catalog's declared SRID per spatial column, for the export.
         raster_bands: the catalog's band lines per raster column, for the export's preview
-            (:func:`geoask.catalog.spatial.declared_raster_bands`).
+            (:func:`geoask.catalog.columns.declared_raster_bands`).
         extension_functions: PostGIS functions the connected database's catalog offers
             read-only (:mod:`geoask.sql.catalog_functions`), allowed under ``postgis`` in
             addition to the hand-kept list.
@@ -130,7 +130,7 @@ def catalog_names(catalog: Catalog) -> tuple[frozenset[str], frozenset[str]]:
 
     Case-sensitive names are the schema (each table's own, :meth:`Catalog.schema_of`), table
     and column names holding upper-case letters;
-    geometry columns are :func:`geoask.catalog.spatial.spatial_column_names` of the catalog:
+    geometry columns are :func:`geoask.catalog.columns.spatial_column_names` of the catalog:
     the lower-cased names of its spatial columns, or the conventional names if it has none.
     """
     names = {catalog.schema_name}

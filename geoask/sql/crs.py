@@ -11,7 +11,7 @@ Rules (CRS definitions from pyproj's EPSG database; an SRID is read as an EPSG c
 - each value is transformed from its *own* SRID, so a column mixing SRIDs is exported correctly
   feature by feature; its metadata lists every SRID;
 - SRID 0 (unknown) takes the SRID the catalog declares for the source column
-  (:func:`geoask.catalog.spatial.declared_srids`); without one, values whose coordinates all
+  (:func:`geoask.catalog.columns.declared_srids`); without one, values whose coordinates all
   lie within longitude/latitude range are taken to be EPSG:4326 (recorded in ``note``), and
   any other value is refused with :class:`~geoask.errors.CrsError` asking for the SRID to be set
   (a data problem no agent can repair: the question flow ends with it);

@@ -31,10 +31,10 @@ import shapely
 from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
+from geoask.base.storage import write_atomic
 from geoask.sql.crs import NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
 from geoask.sql.raster_export import export_raster, raster_column_indexes, raster_text
-from geoask.storage import write_atomic
 
 
 @dataclass(frozen=True)

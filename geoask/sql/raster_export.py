@@ -4,7 +4,7 @@ A result column holds a raster when its type is PostGIS ``raster`` (the catalog'
 spatial column, :func:`geoask.catalog.spatial.spatial_kind`; values arrive as hex WKB) or it is
 ``bytea`` holding GeoTIFF files (``ST_AsTIFF``, ``ST_AsGDALRaster(..., 'GTiff')``). The rasters
 of all rows - tiles of one coverage, or clips of it by ``ST_Clip`` - are pasted into one grid
-(:func:`geoask.raster.mosaic`) and written as ``<name>.tif`` with its CRS (the raster's SRID,
+(:func:`geoask.base.raster.mosaic`) and written as ``<name>.tif`` with its CRS (the raster's SRID,
 never reprojected) and nodata. Other columns of the result are not written into the GeoTIFF;
 the preview lists them. NULL and empty rasters (``ST_Clip`` of a tile outside the zone) are
 skipped.
@@ -17,9 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from geoask.base.raster import (
+    RasterTile,
+    describe,
+    from_wkb,
+    mosaic,
+    read_geotiff,
+    to_geotiff_bytes,
+)
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import ArtifactWriteError, DataValidationError
-from geoask.raster import RasterTile, describe, from_wkb, mosaic, read_geotiff, to_geotiff_bytes
 from geoask.sql.executor import QueryResult
 
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*")
@@ -32,7 +39,7 @@ class RasterExport:
     Attributes:
         column: the raster column's name.
         data: the GeoTIFF file.
-        facts: ``column`` and ``tiles`` (rasters pasted) plus :func:`geoask.raster.describe`
+        facts: ``column`` and ``tiles`` (rasters pasted) plus :func:`geoask.base.raster.describe`
             of the mosaic (size, bands, pixel type, nodata, SRID, pixel size and extent in CRS
             units); what the preview's ``raster`` member holds.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from geoask.plan import (
+from geoask.vocabulary.plan import (
     ExecutionConstraints,
     Intent,
     OperationIntent,

@@ -17,10 +17,10 @@ from agents.answer import (
     summary_readable,
     type_matches_contract,
 )
-from geoask.answers import AnswerRefusal, AnswerType, FinalAnswer
 from geoask.errors import AgentOutputError
-from geoask.llm import model_call_error
-from geoask.scripted import ScriptedModel
+from geoask.models.llm import model_call_error
+from geoask.models.scripted import ScriptedModel
+from geoask.vocabulary.answers import AnswerRefusal, AnswerType, FinalAnswer
 
 EVIDENCE = ('artifact top_counties: 3 rows\nrecords (JSON): [{"county_fips": "37183", '
             '"county_name": "Wake", "population": 1129410}, {"county_fips": "37119", '

@@ -16,8 +16,8 @@ from pydantic_ai import models
 
 from agents import catalog as catalog_module
 from agents.catalog import CatalogDeps, catalog_agent, catalog_errors, prompt
+from geoask.app.commands.catalog import _AgentDescriber
 from geoask.catalog.abbreviations import candidates
-from geoask.catalog.cli import _AgentDescriber
 from geoask.catalog.describe import (
     ColumnMeaning,
     DescriptionRefusal,
@@ -28,8 +28,8 @@ from geoask.catalog.describe import (
     table_facts,
 )
 from geoask.catalog.model import TODO, Catalog, Column, Table
-from geoask.composition import model_provider
-from geoask.scripted import ScriptedModel
+from geoask.models.scripted import ScriptedModel
+from geoask.run.composition import model_provider
 from geoask.settings import Settings
 
 GEOASK = str(Path(sys.executable).with_name("geoask"))

@@ -25,11 +25,11 @@ from agents.compute import (
     prompt,
     reads_every_input,
 )
-from geoask.drafts import ComputeRefusal, ComputeScript
 from geoask.errors import AgentOutputError
-from geoask.llm import model_call_error
-from geoask.plan import Distance, OperationIntent, SpatialPredicate, SpatialTopology
-from geoask.scripted import ScriptedModel
+from geoask.models.llm import model_call_error
+from geoask.models.scripted import ScriptedModel
+from geoask.vocabulary.drafts import ComputeRefusal, ComputeScript
+from geoask.vocabulary.plan import Distance, OperationIntent, SpatialPredicate, SpatialTopology
 
 GOOD = """\
 import json

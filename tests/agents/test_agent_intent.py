@@ -9,8 +9,9 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from agents import intent as intent_module
 from agents.intent import IntentDeps, intent_agent, intent_errors, prompt
 from geoask.errors import AgentOutputError
-from geoask.llm import model_call_error
-from geoask.plan import (
+from geoask.models.llm import model_call_error
+from geoask.models.scripted import ScriptedModel
+from geoask.vocabulary.plan import (
     Distance,
     IntentRejection,
     OperationIntent,
@@ -20,7 +21,6 @@ from geoask.plan import (
     SpatialTopology,
     SpatiotemporalScope,
 )
-from geoask.scripted import ScriptedModel
 
 TOPK = OperationIntent.RANK_TOP_K
 WITHIN_10_KM = SpatialTopology(predicate=SpatialPredicate.WITHIN_DISTANCE,

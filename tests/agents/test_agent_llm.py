@@ -1,4 +1,4 @@
-"""geoask.llm: model factory from settings, error translation and token accounting."""
+"""geoask.models.llm: model factory from settings, error translation and token accounting."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RequestUsage
 
 from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
-from geoask.llm import (
+from geoask.models.llm import (
     ROLES,
     is_transient_model_error,
     model_call_error,

@@ -18,7 +18,7 @@ from pydantic_ai.exceptions import AgentRunError
 
 from agents.intent import IntentDeps, intent_agent, prompt
 from geoask.errors import AgentOutputError, ModelCallError
-from geoask.llm import model_call_error, model_for, token_usage
+from geoask.models.llm import model_call_error, model_for, token_usage
 from geoask.settings import Settings
 
 DEPS = IntentDeps(question="Which 5 NC counties had the most people in 2020?",

@@ -24,12 +24,12 @@ from agents.planner import (
     topk_answers_ranked_list,
     topk_on_last_step,
 )
-from geoask.answers import AnswerType
 from geoask.errors import AgentOutputError
-from geoask.llm import model_call_error
-from geoask.plan import OperationIntent, Plan, PlanRefusal
-from geoask.scripted import ScriptedModel
-from geoask.variants import Variant, parse_variant, plan_allowance
+from geoask.models.llm import model_call_error
+from geoask.models.scripted import ScriptedModel
+from geoask.run.variants import Variant, parse_variant, plan_allowance
+from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.plan import OperationIntent, Plan, PlanRefusal
 
 TWO_STEP = make_constraints(computation_needed=True, geometry_needed=True,
                             operation_category="spatial_geometry")

@@ -10,19 +10,19 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agents.react import ReactDeps, cell_errors, prompt, react_agent, react_errors
-from geoask.answers import AnswerRefusal, AnswerType, FinalAnswer
-from geoask.bench.loader import load_cases
-from geoask.bench.reference.faults import FaultKind, planned_fault
-from geoask.bench.reference.react import FIXED_SUFFIX, case_tables, react_actions
-from geoask.bench.reference.replay import role_of
-from geoask.bench.reference.steps import consolidated_steps
+from geoask.cases.loader import load_cases
+from geoask.cases.steps import consolidated_steps
 from geoask.catalog.model import load_catalog
-from geoask.execution_log import ExecutionRecorder
-from geoask.plan import StepKind
-from geoask.react import INSPECT_FIRST, ErrorMemory, ReactToolbox
-from geoask.run_artifacts import RunArtifacts
+from geoask.models.reference.faults import FaultKind, planned_fault
+from geoask.models.reference.react import FIXED_SUFFIX, case_tables, react_actions
+from geoask.models.reference.replay import role_of
+from geoask.records.execution_log import ExecutionRecorder
+from geoask.records.run_artifacts import RunArtifacts
+from geoask.run.react import INSPECT_FIRST, ErrorMemory, ReactToolbox
 from geoask.settings import get_settings
 from geoask.sql.context import GuardContext
+from geoask.vocabulary.answers import AnswerRefusal, AnswerType, FinalAnswer
+from geoask.vocabulary.plan import StepKind
 from sandbox.fake import FakeSandbox
 
 SETTINGS = get_settings()

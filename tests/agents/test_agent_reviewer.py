@@ -8,11 +8,11 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 
 from agents import reviewer as reviewer_module
 from agents.reviewer import ReviewerDeps, prompt, review_errors, reviewer_agent
-from geoask.answers import AnswerType
 from geoask.errors import AgentOutputError
-from geoask.llm import model_call_error
-from geoask.plan import Review, ReviewDecision, ReviewRefusal
-from geoask.scripted import ScriptedModel
+from geoask.models.llm import model_call_error
+from geoask.models.scripted import ScriptedModel
+from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.plan import Review, ReviewDecision, ReviewRefusal
 
 SUMMARY = "variant FULL; plan 1\nsql-1 done: 100 rows -> parks.geojson\npython-1 done: n=12"
 DEPS = ReviewerDeps(question="How many parks lie within 1 km of a school?",

@@ -19,12 +19,12 @@ from agents.sql import (
     statement_names_unique,
     topk_limit_is_k,
 )
-from geoask.drafts import SqlDraft, SqlRefusal, SqlStatement
 from geoask.errors import AgentOutputError
-from geoask.llm import model_call_error
-from geoask.scripted import ScriptedModel
+from geoask.models.llm import model_call_error
+from geoask.models.scripted import ScriptedModel
 from geoask.sql.context import GuardContext
 from geoask.sql.shape import outer_limit, output_columns
+from geoask.vocabulary.drafts import SqlDraft, SqlRefusal, SqlStatement
 
 TOP5 = ("SELECT county_fips, county_name, population FROM demo.county_decadal_stats "
         "WHERE census_year = 2020 ORDER BY population DESC LIMIT 5")

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from geoask.bench.loader import (
+from geoask.cases.loader import (
     DEFAULT_CASES_DIR,
     SCHEMA_PATH,
     load_case_file,
     load_cases,
     write_expected_values,
 )
-from geoask.bench.model import Category
-from geoask.bench.schema import schema_text
+from geoask.cases.model import Category
+from geoask.cases.schema import schema_text
 from geoask.errors import BenchmarkCaseError
 from geoask.sql.context import GuardContext
 from geoask.sql.guard import find_violation
@@ -59,7 +59,7 @@ def _variant(**changes) -> dict:
 
 
 def test_schema_file_is_generated_from_the_model():
-    assert SCHEMA_PATH.read_text() == schema_text(), "run python -m geoask.bench.schema"
+    assert SCHEMA_PATH.read_text() == schema_text(), "run python -m geoask.cases.schema"
 
 
 def test_valid_case_loads(tmp_path):

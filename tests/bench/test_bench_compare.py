@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from geoask.bench.compare import compare_answers, ids_equal, numbers_match
-from geoask.bench.model import AnswerType, Tolerance
+from geoask.cases.model import AnswerType, Tolerance
 
 EXACT = Tolerance()
 ABS_1 = Tolerance(abs=1.0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from geoask.bench.model import AnswerType, Projection
-from geoask.bench.projection import ProjectionError, project_answer
+from geoask.cases.model import AnswerType, Projection
+from geoask.cases.projection import ProjectionError, project_answer
 
 ROWS = [{"iata": "ORD", "n": 3, "city": "Chicago"}, {"iata": "MDW", "n": 1, "city": "Chicago"}]
 

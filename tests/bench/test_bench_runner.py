@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from geoask.bench.model import BenchmarkCase
-from geoask.bench.runner import ProgramFailedError, ProgramRunner
 from geoask.bench.verify import verify_case
+from geoask.cases.model import BenchmarkCase
+from geoask.cases.runner import ProgramFailedError, ProgramRunner
 from geoask.errors import QueryExecutionError
 from geoask.sql.executor import QueryResult, ResultColumn, StaticSqlRunner
 from sandbox.fake import FakeSandbox, success_outcome

@@ -57,7 +57,7 @@ def test_sigterm_ends_bench_within_seconds_keeping_finished_runs(database, tmp_p
     assert 1 <= len(kept) < QUESTIONS  # really stopped, and what finished is kept
     assert {run.status for run in kept} == {"answered"}  # none in flight recorded as failed
     assert not (out / "report.json").exists()
-    # The runs it had started do not stay Running on the server (geoask.service.stops).
+    # The runs it had started do not stay Running on the server (geoask.run.stops).
     benchmark_run, *_ = _flow_runs("run-benchmark")
     assert benchmark_run.state.is_crashed(), benchmark_run.state
     assert "stopped by SIGTERM" in (benchmark_run.state.message or "")

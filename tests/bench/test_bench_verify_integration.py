@@ -8,8 +8,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from geoask.bench.loader import DEFAULT_CASES_DIR
-from geoask.cli import app
+from geoask.app.cli import app
+from geoask.cases.loader import DEFAULT_CASES_DIR
 
 pytestmark = [pytest.mark.db, pytest.mark.sandbox]
 

@@ -10,7 +10,8 @@ import yaml
 from test_bench_cases import VALID, _variant
 from typer.testing import CliRunner
 
-from geoask.bench.loader import (
+from geoask.app.cli import app
+from geoask.cases.loader import (
     DEFAULT_CASES_DIR,
     CaseTarget,
     load_case_file,
@@ -18,9 +19,8 @@ from geoask.bench.loader import (
     run_target,
 )
 from geoask.catalog.model import CATALOG_PATH
-from geoask.cli import app
-from geoask.composition import settings_for_target
 from geoask.errors import BenchmarkCaseError
+from geoask.run.composition import settings_for_target
 from geoask.settings import get_settings
 
 

@@ -11,17 +11,17 @@ import yaml
 from pydantic import ValidationError
 
 from agents.planner import PlannerDeps, plan_errors
-from geoask.bench.conversation_runs import TurnRun, render_report, summarize_runs
-from geoask.bench.conversations import (
+from geoask.app.conversation_runs import TurnRun, render_report, summarize_runs
+from geoask.cases.conversations import (
     DEFAULT_CONVERSATIONS_DIR,
     ConversationFile,
     load_conversations,
     replay_cases,
 )
-from geoask.bench.model import CaseFile
-from geoask.bench.reference import reference_model
-from geoask.plan import Intent, IntentRejection, PlanAllowance
+from geoask.cases.model import CaseFile
+from geoask.models.reference import reference_model
 from geoask.sql.context import SpatialPolicy
+from geoask.vocabulary.plan import Intent, IntentRejection, PlanAllowance
 
 CONVERSATIONS = load_conversations()
 RAW = yaml.safe_load((DEFAULT_CONVERSATIONS_DIR / "nc_climate.yaml").read_text())
@@ -29,11 +29,11 @@ SIDS = next(c for c in CONVERSATIONS if c.id == "nc_sids-001")
 
 
 def test_the_conversation_schema_file_is_generated_from_the_model():
-    from geoask.bench.conversations import CONVERSATION_SCHEMA_PATH
-    from geoask.bench.schema import conversation_schema_text
+    from geoask.cases.conversations import CONVERSATION_SCHEMA_PATH
+    from geoask.cases.schema import conversation_schema_text
 
     assert CONVERSATION_SCHEMA_PATH.read_text() == conversation_schema_text(), \
-        "run python -m geoask.bench.schema"
+        "run python -m geoask.cases.schema"
     turn = json.loads(CONVERSATION_SCHEMA_PATH.read_text())["$defs"]["TurnCase"]
     assert "standalone" in turn["properties"] and "earlier_questions" not in turn["properties"]
 

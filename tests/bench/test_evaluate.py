@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from geoask.answers import AnswerType, FinalAnswer
 from geoask.bench.evaluate import (
     CaseScore,
     RootCause,
@@ -22,8 +21,9 @@ from geoask.bench.evaluate.answer_types import extract_scalar
 from geoask.bench.evaluate.causes import tool_failure_cause
 from geoask.bench.evaluate.units import find_field, unit_factor
 from geoask.bench.evaluate.values import ids_exact
-from geoask.bench.model import BenchmarkCase, Category
-from geoask.execution_log import ExecutionLog, ModelCall, StageTiming, ToolTraceEntry
+from geoask.cases.model import BenchmarkCase, Category
+from geoask.records.execution_log import ExecutionLog, ModelCall, StageTiming, ToolTraceEntry
+from geoask.vocabulary.answers import AnswerType, FinalAnswer
 
 
 def make_case(answer_type: str, projection: dict[str, Any], expected: Any,

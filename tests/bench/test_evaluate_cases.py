@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from geoask.answers import AnswerType, payload_errors
 from geoask.bench.evaluate import judge_answer
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
-from geoask.bench.model import BenchmarkCase
+from geoask.cases.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.cases.model import BenchmarkCase
+from geoask.vocabulary.answers import AnswerType, payload_errors
 
 CASES = [item.case for item in load_cases(DEFAULT_CASES_DIR)]
 
 
 def payload_for(case: BenchmarkCase, value: Any) -> Any:
-    """The final-answer payload an answer agent writes for ``value`` (geoask.answers shapes)."""
+    """The final-answer payload an answer agent writes for ``value`` (answer shapes)."""
     projection = case.answer.projection
     unit = {"unit": projection.unit} if projection.unit else {}
     answer_type = case.answer.answer_type

@@ -8,9 +8,9 @@ import pytest
 EVALUATOR = ["geoask.bench.evaluate", "geoask.bench.evaluate.units",
              "geoask.bench.evaluate.values", "geoask.bench.evaluate.entities",
              "geoask.bench.evaluate.answer_types", "geoask.bench.evaluate.causes"]
-REFERENCE = ["geoask.bench.reference.steps", "geoask.bench.reference.intent",
-             "geoask.bench.reference.answer", "geoask.bench.reference.faults",
-             "geoask.bench.reference.replay"]
+REFERENCE = ["geoask.cases.steps", "geoask.models.reference.intent",
+             "geoask.models.reference.answer", "geoask.models.reference.faults",
+             "geoask.models.reference.replay"]
 
 
 @pytest.mark.parametrize("name", [*EVALUATOR, *REFERENCE, "geoask.bench.metrics",

@@ -18,29 +18,29 @@ from agents.intent import IntentDeps, intent_agent
 from agents.intent import prompt as intent_prompt
 from agents.planner import PlannerDeps, plan_errors
 from agents.sql import SqlDeps, sql_errors
-from geoask.answers import AnswerRefusal, AnswerType, FinalAnswer
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
-from geoask.bench.model import BenchmarkCase, Projection
-from geoask.bench.model import SqlStatement as CaseStatement
-from geoask.bench.reference import UNKNOWN_QUESTION_MESSAGE, reference_model
-from geoask.bench.reference.answer import answer_payload
-from geoask.bench.reference.faults import (
+from geoask.cases.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.cases.model import BenchmarkCase, Projection
+from geoask.cases.model import SqlStatement as CaseStatement
+from geoask.cases.steps import chained_script, consolidated_steps
+from geoask.catalog.model import load_catalog
+from geoask.models.reference import UNKNOWN_QUESTION_MESSAGE, reference_model
+from geoask.models.reference.answer import answer_payload
+from geoask.models.reference.faults import (
     FaultKind,
     degrees_script,
     drop_read_column,
     misspell_column,
     planned_fault,
 )
-from geoask.bench.reference.intent import case_intent, case_top_k, case_years
-from geoask.bench.reference.plan import case_plan
-from geoask.bench.reference.replay import prompt_question
-from geoask.bench.reference.steps import chained_script, consolidated_steps
-from geoask.catalog.model import load_catalog
-from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
-from geoask.plan import IntentRejection, RejectionType
+from geoask.models.reference.intent import case_intent, case_top_k, case_years
+from geoask.models.reference.plan import case_plan
+from geoask.models.reference.replay import prompt_question
+from geoask.run.variants import Variant, plan_allowance
 from geoask.settings import get_settings
 from geoask.sql.context import GuardContext
-from geoask.variants import Variant, plan_allowance
+from geoask.vocabulary.answers import AnswerRefusal, AnswerType, FinalAnswer
+from geoask.vocabulary.evidence import RECORDS_MARKER, RESULT_MARKER
+from geoask.vocabulary.plan import IntentRejection, RejectionType
 
 models.ALLOW_MODEL_REQUESTS = False
 CASES: list[BenchmarkCase] = [item.case for item in load_cases(DEFAULT_CASES_DIR, ())]

@@ -19,8 +19,8 @@ import pytest
 import yaml
 from pydantic_ai import models
 
+from flows.benchmark_case import set_services_factory
 from flows.run_benchmark import benchmark_flow, run_benchmark, task_runner_for
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.bench.runs import (
     CaseRun,
     RunKey,
@@ -30,9 +30,9 @@ from geoask.bench.runs import (
     run_keys,
     save_run,
 )
+from geoask.cases.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.run.variants import Variant
 from geoask.settings import Settings
-from geoask.variants import Variant
-from tasks.benchmark import set_services_factory
 
 models.ALLOW_MODEL_REQUESTS = False
 CASES = {item.case.id: item.case for item in load_cases(DEFAULT_CASES_DIR, ())}
@@ -64,7 +64,7 @@ def test_pending_runs_skip_saved_results_but_redo_infrastructure_failures(tmp_pa
 
 
 def test_report_scores_every_saved_run(prefect_harness, tmp_path):
-    from geoask.answers import FinalAnswer
+    from geoask.vocabulary.answers import FinalAnswer
     from tasks.benchmark import report_benchmark
 
     case = CASES["airports-001"]
@@ -246,8 +246,8 @@ def test_database_down_mid_run_is_infrastructure_and_redone_on_resume(
         services, database, tmp_path):
     from prefect.task_runners import ThreadPoolTaskRunner
 
+    import flows.benchmark_case as bench_tasks
     import flows.run_benchmark as bench_flow
-    import tasks.benchmark as bench_tasks
 
     ids = ("airports-001", "airports-002", "airports-003", "airports-004")
     cases, out = tasks_file(tmp_path, *ids), tmp_path / "out"

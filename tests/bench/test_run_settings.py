@@ -11,8 +11,8 @@ import pytest
 
 import geoask.bench.runs
 from geoask.bench.runs import shared_parts
-from geoask.composition import program_runner
 from geoask.errors import QueryExecutionError
+from geoask.run.composition import program_runner
 from geoask.settings import Settings
 from geoask.sql.context import GuardContext
 from geoask.sql.step import run_statement

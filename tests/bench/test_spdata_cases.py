@@ -18,14 +18,14 @@ from typer.testing import CliRunner
 from agents.intent import IntentDeps, intent_agent
 from agents.intent import prompt as intent_prompt
 from flows.load_dataset import load_dataset
-from geoask.bench.loader import load_cases, run_target
-from geoask.bench.model import Category
+from geoask.app.cli import app
+from geoask.cases.loader import load_cases, run_target
+from geoask.cases.model import Category
 from geoask.catalog.model import load_catalog
-from geoask.cli import app
-from geoask.composition import model_provider
 from geoask.db.urls import uses_external_database
-from geoask.plan import IntentRejection
+from geoask.run.composition import model_provider
 from geoask.settings import get_settings
+from geoask.vocabulary.plan import IntentRejection
 
 SPDATA = Path(__file__).resolve().parents[2] / "benchmark" / "databases" / "spdata"
 CASES = SPDATA / "cases"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_dashboard import SCREENSHOTS, TIMEOUT_MS, stack
 
-from geoask.bench.conversations import load_conversations
+from geoask.cases.conversations import load_conversations
 from geoask.service.client import ask_via_api
 from geoask.settings import get_settings
 

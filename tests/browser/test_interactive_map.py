@@ -13,9 +13,9 @@ import geopandas as gpd
 import pytest
 from shapely.geometry import Point, box
 
-from geoask.answer_features import pick_answer
-from geoask.answers import FinalAnswer
-from geoask.interactive_map import interactive_map_html
+from geoask.maps.answer_features import pick_answer
+from geoask.maps.interactive_map import interactive_map_html
+from geoask.vocabulary.answers import FinalAnswer
 
 pytestmark = [pytest.mark.browser]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

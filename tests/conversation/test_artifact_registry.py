@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from geoask.artifact_registry import (
+from geoask.catalog.model import load_catalog
+from geoask.records.artifact_registry import (
     ArtifactKind,
     ArtifactRegistry,
     ColumnInfo,
@@ -18,8 +19,7 @@ from geoask.artifact_registry import (
     preview_url,
     step_entries,
 )
-from geoask.catalog.model import load_catalog
-from geoask.predispatch import (
+from geoask.run.predispatch import (
     DISPATCH_RULES,
     StepInputs,
     check_inputs,
@@ -31,7 +31,7 @@ from geoask.predispatch import (
     inputs_inside_artifact_root,
     inputs_registered,
 )
-from geoask.state import ArtifactRef
+from geoask.vocabulary.artifacts import ArtifactRef
 
 PREVIEW = {
     "columns": [{"name": "fips", "type": "text"}, {"name": "births_1974", "type": "integer"},

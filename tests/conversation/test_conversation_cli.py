@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from geoask.cli import app
-from geoask.conversation import ConversationStore, Turn
+from geoask.app.cli import app
+from geoask.run.conversation import ConversationStore, Turn
 from geoask.settings import get_settings
 
 

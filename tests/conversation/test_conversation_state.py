@@ -9,8 +9,9 @@ from agents.intent import IntentDeps
 from agents.intent import prompt as intent_prompt
 from agents.planner import PlannerDeps, first_step_is_sql, inputs_name_earlier_steps, plan_errors
 from agents.planner import prompt as planner_prompt
-from geoask.artifact_registry import ArtifactKind, RegistryEntry
-from geoask.conversation import (
+from geoask.errors import ConfigurationError
+from geoask.records.artifact_registry import ArtifactKind, RegistryEntry
+from geoask.run.conversation import (
     ConversationStore,
     Turn,
     check_conversation_id,
@@ -19,8 +20,8 @@ from geoask.conversation import (
     reuse_block,
     turn_line,
 )
-from geoask.errors import ConfigurationError
-from geoask.plan import (
+from geoask.sql.context import SpatialPolicy
+from geoask.vocabulary.plan import (
     ExecutionConstraints,
     Intent,
     OperationIntent,
@@ -30,7 +31,6 @@ from geoask.plan import (
     SpatialTopology,
     SpatiotemporalScope,
 )
-from geoask.sql.context import SpatialPolicy
 
 
 def _turn(number: int, status: str = "answered") -> Turn:
@@ -90,7 +90,7 @@ def test_an_unusable_conversation_id_is_a_clear_error(bad):
 
 
 def test_the_context_holds_only_the_last_n_turns_and_their_answered_artifacts():
-    from geoask.conversation import Conversation
+    from geoask.run.conversation import Conversation
 
     turns = [_turn(n) for n in range(1, 7)] + [_turn(7, status="failed"),
                                               _turn(8, status="running")]
@@ -125,7 +125,7 @@ def test_standalone_prompts_carry_no_conversation_block():
 
 
 def test_a_turn_prompt_ends_with_the_history_and_the_refusal_rule():
-    from geoask.conversation import Conversation
+    from geoask.run.conversation import Conversation
 
     context = context_for(Conversation(id="c", turns=[_turn(1), _turn(2, "running")]), 5)
     text = intent_prompt(IntentDeps(question="Only those?", catalog_summary="t: table",

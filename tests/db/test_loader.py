@@ -177,7 +177,7 @@ RASTER_TABLE = {
 def _raster_catalog(tmp_path: Path, srid_in_catalog: int) -> Path:
     import numpy as np
 
-    from geoask.raster import RasterTile, to_geotiff_bytes
+    from geoask.base.raster import RasterTile, to_geotiff_bytes
 
     values = np.arange(63, dtype="int16").reshape(1, 7, 9)
     values[0, 0, 0] = -9999

@@ -16,12 +16,12 @@ from pydantic_ai import models
 
 from geoask.catalog.model import Catalog, load_catalog
 from geoask.embeddings.static import shipped_embedder
+from geoask.models.scripted import ScriptedModel
 from geoask.retrieval.index import InMemorySchemaIndex
 from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
-from geoask.scripted import ScriptedModel
+from geoask.run.variants import Variant
 from geoask.settings import Settings, get_settings
 from geoask.sql.executor import PostgresSqlRunner
-from geoask.variants import Variant
 from sandbox.bubblewrap import BubblewrapSandbox
 from sandbox.runtime import ensure_runtime
 from tasks.services import QuestionServices

@@ -26,8 +26,8 @@ from replies import (
     sql_python_plan,
 )
 
-from geoask.answers import AnswerType
-from geoask.plan import OperationIntent
+from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.plan import OperationIntent
 
 
 @dataclass(frozen=True)

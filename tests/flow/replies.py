@@ -11,10 +11,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from geoask.answers import AnswerType, FinalAnswer
-from geoask.drafts import ComputeScript, SqlDraft, SqlStatement
-from geoask.evidence import RECORDS_MARKER, RESULT_MARKER
-from geoask.plan import (
+from geoask.vocabulary.answers import AnswerType, FinalAnswer
+from geoask.vocabulary.drafts import ComputeScript, SqlDraft, SqlStatement
+from geoask.vocabulary.evidence import RECORDS_MARKER, RESULT_MARKER
+from geoask.vocabulary.plan import (
     Distance,
     ExecutionConstraints,
     Intent,

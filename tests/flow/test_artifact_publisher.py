@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from geoask.artifact_publisher import ArtifactPublisher, flush
-from geoask.run_artifacts import publish_markdown, publish_table
+from geoask.records.artifact_publisher import ArtifactPublisher, flush
+from geoask.records.run_artifacts import publish_markdown, publish_table
 
 
 def _artifacts_of(flow_run_id: str) -> list:
@@ -52,7 +52,7 @@ def test_an_unreachable_server_is_logged_not_raised(caplog: pytest.LogCaptureFix
     unreachable = "http://127.0.0.1:9/api"
     with temporary_settings(updates={PREFECT_API_URL: unreachable,
                                      PREFECT_CLIENT_MAX_RETRIES: 0}), \
-            caplog.at_level(logging.WARNING, logger="geoask.artifact_publisher"):
+            caplog.at_level(logging.WARNING, logger="geoask.records.artifact_publisher"):
         publisher.submit(unreachable,
                          ArtifactCreate(type="markdown", key="lost", data="x"))
         assert publisher.flush(30) == 0

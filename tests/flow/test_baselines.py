@@ -12,14 +12,14 @@ import pytest
 
 from flows.answer_question import answer_question
 from geoask.bench.evaluate import score_case
-from geoask.bench.loader import load_cases
-from geoask.bench.model import BenchmarkCase
-from geoask.bench.reference import reference_model
-from geoask.bench.reference.faults import FaultKind, planned_fault
-from geoask.bench.reference.react import react_actions
+from geoask.cases.loader import load_cases
+from geoask.cases.model import BenchmarkCase
+from geoask.models.reference import reference_model
+from geoask.models.reference.faults import FaultKind, planned_fault
+from geoask.models.reference.react import react_actions
+from geoask.run.variants import Variant
 from geoask.settings import get_settings
 from geoask.sql.executor import PostgresSqlRunner
-from geoask.variants import Variant
 from sandbox.fake import FakeSandbox
 from tasks.services import QuestionServices
 
@@ -131,9 +131,9 @@ def test_react_runs_its_cells_in_the_real_sandbox_session(make_services) -> None
 
 def test_react_sql_tool_goes_through_the_guard_executor_and_export(
         database, schema_retriever, catalog, flow_settings, tmp_path) -> None:
-    from geoask.execution_log import ExecutionRecorder
-    from geoask.react import ReactToolbox
-    from geoask.run_artifacts import RunArtifacts
+    from geoask.records.execution_log import ExecutionRecorder
+    from geoask.records.run_artifacts import RunArtifacts
+    from geoask.run.react import ReactToolbox
     from geoask.sql.context import GuardContext, SpatialPolicy
 
     table = "airports"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import geoask
-from geoask.bench.conversations import load_conversations
-from geoask.conversation import ConversationStore
+from geoask.cases.conversations import load_conversations
 from geoask.errors import ConfigurationError
+from geoask.run.conversation import ConversationStore
 
 CONVERSATION = next(c for c in load_conversations() if c.id == "nc_sids-001")
 FIRST, SECOND = CONVERSATION.turns[:2]

@@ -14,7 +14,7 @@ import pytest
 from demo_cases import CASES
 
 from flows.answer_question import answer_question
-from geoask.scripted import ScriptedModel
+from geoask.models.scripted import ScriptedModel
 
 pytestmark = [pytest.mark.db, pytest.mark.sandbox]
 BY_NAME = {case.name: case for case in CASES}
@@ -100,7 +100,7 @@ def test_prefect_artifacts_have_stable_keys(make_services):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
-    from geoask.artifact_publisher import flush
+    from geoask.records.artifact_publisher import flush
 
     result, _ = run_case("statistics", make_services)
     assert result.flow_run_id
@@ -114,7 +114,7 @@ def test_prefect_artifacts_have_stable_keys(make_services):
 
 
 def test_cli_report_shows_answer_evidence_and_artifacts(make_services, reader):
-    from geoask.result_view import result_text as format_result
+    from geoask.base.result_view import result_text as format_result
 
     expected = BY_NAME["temporal_comparison"].expected(reader)
     result, services = run_case("temporal_comparison", make_services)

@@ -10,7 +10,7 @@ def test_flow_runs_carry_the_process_tag_and_their_task_runs_do_not(
     from prefect.context import get_run_context
     from prefect.settings import PREFECT_API_URL
 
-    from geoask.service.stops import crash_runs_on_stop, without_process_tags
+    from geoask.run.stops import crash_runs_on_stop, without_process_tags
 
     @task
     def stage() -> str:
@@ -36,7 +36,7 @@ def test_outside_the_process_tags_nothing_changes(prefect_harness: None) -> None
     from prefect import tags
     from prefect.context import TagsContext
 
-    from geoask.service.stops import without_process_tags
+    from geoask.run.stops import without_process_tags
 
     with tags("user-tag"), without_process_tags():
         assert TagsContext.get().current_tags == {"user-tag"}
@@ -48,8 +48,8 @@ def test_the_block_has_no_heartbeats_and_ends_with_the_artifacts_posted(
     from prefect.context import get_run_context
     from prefect.settings import get_current_settings
 
-    from geoask.artifact_publisher import PUBLISHER
-    from geoask.run_artifacts import publish_markdown
+    from geoask.records.artifact_publisher import PUBLISHER
+    from geoask.records.run_artifacts import publish_markdown
     from geoask.service.local import prefect_api
     from geoask.settings import get_settings
 
@@ -97,8 +97,7 @@ def test_the_blocks_flow_runs_share_one_api_client(prefect_harness: None) -> Non
 def test_a_thread_creating_a_run_is_counted_until_the_runs_body_starts() -> None:
     import threading
 
-    from geoask.service import stops
-
+    from geoask.run import stops
     body_started, release = threading.Event(), threading.Event()
 
     def question() -> None:
@@ -132,8 +131,7 @@ def test_a_stop_crashes_the_unfinished_runs_of_every_process_tag_and_no_others(
     from prefect.settings import PREFECT_API_URL
     from prefect.states import Running
 
-    from geoask.service import stops
-
+    from geoask.run import stops
     @flow(name="stop-sweep-check")
     def placeholder() -> None:
         return None

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import geoask
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.base.result_view import result_text
+from geoask.cases.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.errors import ConfigurationError
-from geoask.result_view import result_text
 from geoask.settings import get_settings
 
 HEAVY = ("prefect", "geopandas", "pydantic_ai", "chromadb", "psycopg", "shapely", "flows")
@@ -37,7 +37,7 @@ def test_importing_geoask_and_its_api_pulls_in_no_heavy_library(statement):
 
 
 def test_the_package_offers_ask_and_nothing_it_does_not_have():
-    from geoask.api import ask
+    from geoask.app.api import ask
 
     assert geoask.ask is ask and "ask" in geoask.__all__
     with pytest.raises(AttributeError, match="no attribute 'asks'"):

@@ -25,14 +25,14 @@ from replies import (
 )
 
 from flows.answer_question import answer_question
-from geoask.answers import AnswerType
 from geoask.errors import ModelCallError
-from geoask.llm import model_for
-from geoask.plan import OperationIntent, Review, ReviewDecision
-from geoask.retry import is_infrastructure_failure
-from geoask.scripted import ScriptedModel
+from geoask.models.llm import model_for
+from geoask.models.retry import is_infrastructure_failure
+from geoask.models.scripted import ScriptedModel
+from geoask.run.variants import Variant
 from geoask.settings import Settings
-from geoask.variants import Variant
+from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.plan import OperationIntent, Review, ReviewDecision
 
 pytestmark = [pytest.mark.db, pytest.mark.sandbox]
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from geoask.answers import AnswerType
-from geoask.plan import ExecutionConstraints, Plan, PlanStep, Review, ReviewDecision
-from geoask.state import (
+from geoask.run.state import (
     ANSWER,
     REVIEW,
     ArtifactRef,
@@ -29,7 +27,9 @@ from geoask.state import (
     step_succeeded,
     with_plan,
 )
-from geoask.state_report import failure_report, recovery_count, route
+from geoask.run.state_report import failure_report, recovery_count, route
+from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.plan import ExecutionConstraints, Plan, PlanStep, Review, ReviewDecision
 
 CONSTRAINTS = ExecutionConstraints(
     computation_needed=True, geometry_needed=True, input_mode="single",
@@ -222,7 +222,7 @@ def test_recovery_count_and_route():
 ])
 def test_plan_execute_replans_on_any_failure_within_its_bounds(replans, step_runs, transition,
                                                                 says):
-    from geoask.variants import plan_execute_decision
+    from geoask.run.variants import plan_execute_decision
 
     state = start("q", "PLAN_EXECUTE", Limits()).model_copy(
         update={"replans": replans, "step_runs": step_runs})

@@ -11,14 +11,10 @@ from replies import constraints, intent, sql_plan, sql_python_plan
 from typer.testing import CliRunner
 
 from agents.planner import PlannerDeps, plan_errors
-from geoask.answers import AnswerType
 from geoask.errors import ConfigurationError, ModelCallError
-from geoask.evidence import records_from_artifact, sql_evidence, unsupported_numbers
-from geoask.plan import OperationIntent, Plan, PlanStep
-from geoask.retry import is_transient
-from geoask.scripted import ScriptedModel, ScriptExhaustedError
-from geoask.sql.context import SpatialPolicy
-from geoask.variants import (
+from geoask.models.retry import is_transient
+from geoask.models.scripted import ScriptedModel, ScriptExhaustedError
+from geoask.run.variants import (
     VARIANTS,
     Variant,
     parse_variant,
@@ -26,6 +22,10 @@ from geoask.variants import (
     single_sql_plan,
     with_python_step,
 )
+from geoask.sql.context import SpatialPolicy
+from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.evidence import records_from_artifact, sql_evidence, unsupported_numbers
+from geoask.vocabulary.plan import OperationIntent, Plan, PlanStep
 
 TWO_STEP = sql_python_plan("export", "compute", AnswerType.SCALAR, ["n"])
 ONE_STEP = sql_plan("rows", AnswerType.RECORDS, ["a"])
@@ -158,7 +158,7 @@ def test_prefect_never_retries_model_errors(error):
 
 
 def test_ask_without_a_model_says_how_to_configure_one(monkeypatch):
-    from geoask.cli import app
+    from geoask.app.cli import app
     from geoask.settings import get_settings
 
     for name in ("GEOASK_MODEL", "GEOASK_MODEL_INTENT", "GEOASK_MODEL_PLANNER", "GEOASK_MODEL_SQL",
@@ -219,7 +219,7 @@ def test_geometry_is_shown_to_sql_only_when_useful(variant, geometry_needed, exp
 
 
 def test_ask_refuses_a_question_that_is_not_utf8():
-    from geoask.cli import app
+    from geoask.app.cli import app
 
     # a non-UTF-8 argument byte reaches Python as a lone surrogate
     result = CliRunner().invoke(app, ["ask", "How many airports \udcff in Texas?",
@@ -235,7 +235,7 @@ def test_ask_refuses_a_question_that_is_not_utf8():
     (["bench", "--variant", "WEIRD", "--limit", "1"], "unknown variant 'WEIRD'"),
 ])
 def test_usage_errors_exit_2_before_any_work(arguments, message):
-    from geoask.cli import app
+    from geoask.app.cli import app
 
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 2, result.output
@@ -243,7 +243,7 @@ def test_usage_errors_exit_2_before_any_work(arguments, message):
 
 
 def test_bench_with_an_unusable_model_fails_before_running_anything(tmp_path, monkeypatch):
-    from geoask.cli import app
+    from geoask.app.cli import app
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = CliRunner().invoke(app, ["bench", "--model", "openai:gpt-4o", "--limit", "1",
@@ -254,7 +254,7 @@ def test_bench_with_an_unusable_model_fails_before_running_anything(tmp_path, mo
 
 def test_report_of_a_rejected_question_names_no_route():
     from flows.answer_question import QuestionResult
-    from geoask.result_view import result_text as format_result
+    from geoask.base.result_view import result_text as format_result
 
     rejected = QuestionResult(status="rejected", message="not a question about the data",
                               run_id="r", artifact_folder="/runs/r")

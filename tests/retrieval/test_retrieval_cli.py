@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from geoask.cli import app
+from geoask.app.cli import app
 from geoask.errors import ConfigurationError
 from geoask.settings import get_settings
 
@@ -72,8 +72,8 @@ def test_bad_filter_is_a_clear_error(cli_env):
      ("x" * 2001, "at most 2,000")],
 )
 def test_unusable_search_text_is_refused(text, message):
+    from geoask.app.commands.retrieval import checked_query_text
     from geoask.errors import ConfigurationError
-    from geoask.retrieval.cli import checked_query_text
 
     with pytest.raises(ConfigurationError, match=message):
         checked_query_text(text)

@@ -10,7 +10,7 @@ import fsspec
 import pytest
 from typer.testing import CliRunner
 
-from geoask.cli import app, main
+from geoask.app.cli import app, main
 from geoask.settings import Settings
 
 POINTS = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox" / "data" / "points.geojson"

@@ -32,12 +32,12 @@ def scripted_services(question: str, variant: str | None):
     from geoask.catalog.model import load_catalog
     from geoask.db.urls import reader_url
     from geoask.embeddings.static import shipped_embedder
+    from geoask.models.scripted import ScriptedModel
     from geoask.retrieval.index import InMemorySchemaIndex
     from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
-    from geoask.scripted import ScriptedModel
+    from geoask.run.variants import parse_variant
     from geoask.settings import get_settings
     from geoask.sql.executor import PostgresSqlRunner
-    from geoask.variants import parse_variant
     from sandbox.bubblewrap import BubblewrapSandbox
     from tasks.services import QuestionServices
 
@@ -64,8 +64,8 @@ def conversation_models(question: str, settings):
         ValueError: ``question`` is neither a demo question nor a conversation turn.
 
     """
-    from geoask.bench.conversations import load_conversations, replay_cases
-    from geoask.composition import model_provider
+    from geoask.cases.conversations import load_conversations, replay_cases
+    from geoask.run.composition import model_provider
 
     cases = replay_cases(load_conversations())
     if not any(case.question == question for case in cases):

@@ -6,9 +6,9 @@ import geopandas as gpd
 import pytest
 from shapely.geometry import Point, box
 
-from geoask.answer_features import answer_values, geojson_layers, pick_answer
-from geoask.answers import FinalAnswer
-from geoask.state import ArtifactRef
+from geoask.maps.answer_features import answer_values, geojson_layers, pick_answer
+from geoask.vocabulary.answers import FinalAnswer
+from geoask.vocabulary.artifacts import ArtifactRef
 
 
 def layer(**columns) -> gpd.GeoDataFrame:

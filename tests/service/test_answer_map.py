@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from geoask import answer_features, answer_map
-from geoask.answer_features import AnswerFeatures
-from geoask.answers import FinalAnswer
-from geoask.run_artifacts import RunArtifacts
-from geoask.state import ArtifactRef
+from geoask.maps import answer_features, answer_map
+from geoask.maps.answer_features import AnswerFeatures
+from geoask.records.run_artifacts import RunArtifacts
+from geoask.vocabulary.answers import FinalAnswer
+from geoask.vocabulary.artifacts import ArtifactRef
 
 
 @pytest.mark.parametrize(("max_length_m", "expected"), [
@@ -66,7 +66,7 @@ def airport_run(store: RunArtifacts) -> list[list[ArtifactRef]]:
 
 
 def test_the_answer_is_drawn_prominently_over_the_muted_context_and_zoomed_to(tmp_path: Path):
-    from geoask.answer_features import pick_answer, read_layers
+    from geoask.maps.answer_features import pick_answer, read_layers
 
     store = RunArtifacts(str(tmp_path), "run-1")
     refs = airport_run(store)
@@ -137,7 +137,7 @@ DEM = Path(__file__).parents[2] / "geoask" / "demo_data" / "lux_elevation.tif"
 
 
 def test_raster_backdrop_hillshades_one_band_and_hides_nodata():
-    from geoask.raster_map import raster_backdrop, raster_bounds_wgs84
+    from geoask.maps.raster_map import raster_backdrop, raster_bounds_wgs84
 
     bounds = raster_bounds_wgs84(DEM.read_bytes())
     assert [round(v, 4) for v in bounds] == [5.7417, 49.4417, 6.5333, 50.1917]
@@ -152,8 +152,8 @@ def test_raster_backdrop_hillshades_one_band_and_hides_nodata():
 def test_raster_backdrop_of_a_multiband_image_is_false_colour():
     import numpy as np
 
-    from geoask.raster import RasterTile, to_geotiff_bytes
-    from geoask.raster_map import raster_backdrop
+    from geoask.base.raster import RasterTile, to_geotiff_bytes
+    from geoask.maps.raster_map import raster_backdrop
 
     bands = np.stack([np.full((20, 30), 10 * (b + 1), "uint8") for b in range(6)])
     bands[3, :, 15:] = 200  # bright near infrared in the east half

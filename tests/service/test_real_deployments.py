@@ -17,11 +17,11 @@ from collections.abc import Iterator
 import harness
 import pytest
 
-from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+from geoask.cases.loader import DEFAULT_CASES_DIR, load_cases
 from geoask.errors import ServiceError
-from geoask.question_result import QuestionResult
 from geoask.service.client import ask_via_api
 from geoask.settings import Settings, get_settings
+from geoask.vocabulary.question_result import QuestionResult
 
 pytestmark = [pytest.mark.db, pytest.mark.sandbox]
 CASE = next(item.case for item in load_cases(DEFAULT_CASES_DIR, ["airports-001"]))
@@ -115,7 +115,7 @@ def environment_for(served: harness.Served) -> dict[str, str]:
 def test_client_reads_the_real_flows_typed_result(real_served):
     result = ask_via_api(CASE.question, model="reference", settings=settings_for(real_served))
     assert isinstance(result, QuestionResult)
-    assert type(result).__module__ == "geoask.question_result"
+    assert type(result).__module__ == "geoask.vocabulary.question_result"
     assert result.status == "answered", result.message
     assert result.answer is not None
     assert result.answer.data_payload["value"] == CASE.expected.value

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from geoask.execution_log import ExecutionLog, ModelCall, StageTiming, ToolTraceEntry
-from geoask.run_trace import trace_rows
+from geoask.records.execution_log import ExecutionLog, ModelCall, StageTiming, ToolTraceEntry
+from geoask.records.run_trace import trace_rows
 
 
 def timing(stage: str, wall: float, model: float) -> StageTiming:
@@ -45,7 +45,7 @@ def test_model_calls_without_a_stage_timing_still_get_a_row():
 
 
 def test_the_trace_section_is_a_markdown_table_of_the_rows():
-    from geoask.run_trace import trace_markdown
+    from geoask.records.run_trace import trace_markdown
 
     log = ExecutionLog(run_id="r", question="q", variant="FULL", outcome="answered",
                        route="sql_only", stages=[timing("intent", 10.0, 4.0)],
@@ -61,7 +61,7 @@ def test_the_trace_section_is_a_markdown_table_of_the_rows():
 
 
 def test_markdown_table_cells_cannot_break_the_table():
-    from geoask.run_artifacts import markdown_table
+    from geoask.records.run_artifacts import markdown_table
 
     table = markdown_table([{"name": "a|b\nc", "n": None, "x": 1.5,
                              "link": "[x](javascript:alert(1)) ![i](http://h/i.png) <b>"}])

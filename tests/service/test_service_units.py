@@ -194,7 +194,7 @@ def test_unreadable_result_messages_name_the_real_cause():
 # A run through the API may only use the models the server offers (issue 16).
 
 def test_allowed_models_are_the_offline_and_configured_ones():
-    from geoask.served_models import allowed_models
+    from geoask.models.served import allowed_models
 
     settings = Settings(model="openai-compatible:qwen-plus", model_sql="openai:gpt-4o",
                         server_models=" deepseek:deepseek-chat ,,reference")
@@ -209,7 +209,7 @@ def test_allowed_models_are_the_offline_and_configured_ones():
 ])
 def test_a_model_the_server_does_not_offer_is_refused(model):
     from geoask.errors import ConfigurationError
-    from geoask.served_models import check_served_model
+    from geoask.models.served import check_served_model
 
     with pytest.raises(ConfigurationError, match="not offered by this server") as caught:
         check_served_model(model, Settings(model="reference"))
@@ -218,7 +218,7 @@ def test_a_model_the_server_does_not_offer_is_refused(model):
 
 @pytest.mark.parametrize("model", [None, "", "reference", "reference-faulty", "openai:gpt-4o"])
 def test_offered_models_pass(model):
-    from geoask.served_models import check_served_model
+    from geoask.models.served import check_served_model
 
     check_served_model(model, Settings(model="openai:gpt-4o"))
 
@@ -234,7 +234,7 @@ def test_a_benchmark_path_outside_the_servers_folders_is_refused(tmp_path, tasks
     # Attack finding 2: the nightly-benchmark deployment read /etc/shadow into its failure
     # message and wrote report files wherever out_dir said.
     from geoask.errors import ConfigurationError
-    from geoask.served_models import BENCHMARK_FOLDER, check_served_paths
+    from geoask.models.served import BENCHMARK_FOLDER, check_served_paths
 
     (tmp_path / "link-to-etc").symlink_to("/etc")
     fill = {"checkout": str(BENCHMARK_FOLDER.parent), "home": str(tmp_path)}
@@ -244,7 +244,7 @@ def test_a_benchmark_path_outside_the_servers_folders_is_refused(tmp_path, tasks
 
 
 def test_the_servers_own_benchmark_paths_pass(tmp_path):
-    from geoask.served_models import BENCHMARK_FOLDER, check_served_paths
+    from geoask.models.served import BENCHMARK_FOLDER, check_served_paths
 
     settings = Settings(home=tmp_path, bench_cases_path=tmp_path / "mine" / "cases.yaml")
     for tasks_file in (None, BENCHMARK_FOLDER / "cases",
@@ -259,7 +259,7 @@ def test_the_servers_own_benchmark_paths_pass(tmp_path):
     "cases:\n- {'s3cr3t: line with $6$ hash': 1}\n",
 ], ids=["not YAML", "unknown key"])
 def test_a_case_file_error_never_quotes_the_file(tmp_path, text):
-    from geoask.bench.loader import load_case_file
+    from geoask.cases.loader import load_case_file
     from geoask.errors import BenchmarkCaseError
 
     secret = tmp_path / "shadow.yaml"
@@ -272,7 +272,7 @@ def test_a_case_file_error_never_quotes_the_file(tmp_path, text):
 def test_only_deployment_runs_are_restricted(prefect_harness):
     from prefect import flow
 
-    from geoask.served_models import in_deployment_run
+    from geoask.models.served import in_deployment_run
 
     @flow
     def probe() -> bool:
@@ -321,8 +321,8 @@ def test_a_certificate_variable_naming_no_usable_bundle_is_one_clear_error(tmp_p
     # Attack pass: SSL_CERT_FILE=<garbage> ended `geoask ask` in a 76-line ssl.SSLError.
     import certifi
 
+    from geoask.base.tls import check_certificate_files
     from geoask.errors import ConfigurationError
-    from geoask.tls import check_certificate_files
 
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("not a certificate\n")

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from geoask.errors import ConfigurationError, GeoaskError
-from geoask.question_result import QuestionResult
 from geoask.service import local, worker
 from geoask.settings import Settings
+from geoask.vocabulary.question_result import QuestionResult
 
 RESULT = {"status": "answered", "message": "209 airports", "run_id": "r1",
           "artifact_folder": "/tmp/r1", "answer": None}

@@ -8,7 +8,7 @@ import pytest
 import shapely
 from typer.testing import CliRunner
 
-from geoask.cli import app
+from geoask.app.cli import app
 from geoask.errors import QueryExecutionError, QueryRejectedError
 from geoask.sql import GuardContext, check_sql
 from geoask.sql.executor import PostgresSqlRunner

@@ -15,7 +15,8 @@ import shapely
 from pyproj import Transformer
 from shapely.geometry import LineString, Point
 
-from geoask import storage as storage_module
+from geoask.base import storage as storage_module
+from geoask.base.storage import write_atomic
 from geoask.errors import ArtifactWriteError
 from geoask.sql.executor import QueryResult, ResultColumn
 from geoask.sql.export import (
@@ -26,7 +27,6 @@ from geoask.sql.export import (
     result_to_records,
     unique_names,
 )
-from geoask.storage import write_atomic
 
 
 def _point(x: float, y: float, srid: int = 4326):

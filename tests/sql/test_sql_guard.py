@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from geoask.cli import app
+from geoask.app.cli import app
 from geoask.errors import GeoaskError, QueryRejectedError
 from geoask.sql import GuardContext, check_sql, find_violation
 from geoask.sql.casefile import load_cases

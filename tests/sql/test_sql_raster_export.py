@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import rasterio
 
+from geoask.base.raster import RasterTile, from_wkb, mosaic, read_geotiff, tile_raster, to_wkb
 from geoask.errors import ArtifactWriteError, DataValidationError
-from geoask.raster import RasterTile, from_wkb, mosaic, read_geotiff, tile_raster, to_wkb
 from geoask.sql.executor import QueryResult, ResultColumn
 from geoask.sql.export import export_result
 from geoask.sql.raster_export import raster_column_indexes
@@ -133,8 +133,8 @@ def test_export_of_only_null_rasters_says_so(tmp_path):
 
 
 def test_preview_names_the_catalog_bands_of_a_raster_read_straight_from_its_table(tmp_path):
+    from geoask.catalog.columns import declared_raster_bands
     from geoask.catalog.model import load_catalog
-    from geoask.catalog.spatial import declared_raster_bands
 
     bands = declared_raster_bands(load_catalog())
     assert bands["demo.landsat_etm.rast"][3].startswith("4 nir (DN): ETM+ band 4")
@@ -151,7 +151,7 @@ def test_preview_names_the_catalog_bands_of_a_raster_read_straight_from_its_tabl
 
 
 def test_evidence_of_a_geotiff_export_is_the_raster_facts_not_the_file(tmp_path):
-    from geoask.evidence import exported_records
+    from geoask.vocabulary.evidence import exported_records
 
     hexed = [to_wkb(t).hex() for t in tile_raster(read_geotiff(DEM), 25)]
     exported = export_result(_result(hexed), str(tmp_path), name="dem")

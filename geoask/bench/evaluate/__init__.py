@@ -1,8 +1,9 @@
 """Score one benchmark question: Strict Structured Accuracy (SSA) and the per-case measures.
 
 :func:`score_case` compares the pipeline's final answer (``{answer_type, data_payload,
-summary}``, :mod:`geoask.answers`) with the case's verified expected value (canonical shapes of
-:mod:`geoask.bench.projection`) and reads routing, recovery, time and tokens from the
+summary}``, :mod:`geoask.vocabulary.answers`) with the case's verified expected value (canonical
+shapes of
+:mod:`geoask.cases.projection`) and reads routing, recovery, time and tokens from the
 execution log. The rules, each a small pure function of the modules below:
 
 - the answer type must be the contracted one; only the structured payload counts (never the

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from geoask.answers import AnswerType
 from geoask.bench.compare import compare_answers
 from geoask.bench.evaluate.entities import (
     entity_id,
@@ -29,8 +28,9 @@ from geoask.bench.evaluate.values import (
     ids_exact,
     value_verdict,
 )
-from geoask.bench.model import BenchmarkCase
-from geoask.bench.projection import ProjectionError, flat_bbox, geojson_geometry
+from geoask.cases.model import BenchmarkCase
+from geoask.cases.projection import ProjectionError, flat_bbox, geojson_geometry
+from geoask.vocabulary.answers import AnswerType
 
 _UNIT_KEYS = frozenset({"unit", "units"})
 

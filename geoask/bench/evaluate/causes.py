@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from geoask.bench.compare import compare_answers
 from geoask.bench.evaluate.values import Verdict
-from geoask.bench.model import BenchmarkCase
-from geoask.bench.projection import ProjectionError, project_answer
+from geoask.cases.model import BenchmarkCase
+from geoask.cases.projection import ProjectionError, project_answer
 
 if TYPE_CHECKING:
-    from geoask.execution_log import ExecutionLog
+    from geoask.records.execution_log import ExecutionLog
 
 
 class RootCause(StrEnum):
@@ -117,7 +117,7 @@ def root_cause(
     """Primary root cause of a failed case (None when correct or when it cannot be told).
 
     A run that ended on an infrastructure failure (``infrastructure``: the database, model
-    endpoint, sandbox or Prefect API failed; ``geoask.retry.is_infrastructure_failure``)
+    endpoint, sandbox or Prefect API failed; ``geoask.models.retry.is_infrastructure_failure``)
     is blamed on that. Else in trace order: an answerable question rejected as out of scope
     is an intent error; a run that chose the wrong channel (sandbox or not) is a
     planning/routing error; a run without an answer is blamed on its last failure; a wrong
@@ -147,7 +147,7 @@ def evidence_agrees(case: BenchmarkCase, output: Any) -> bool:
     ``output`` is the last step's output (records or object); it is projected by the case's
     answer contract and compared with the expected value within tolerance.
 
-    >>> from geoask.bench.loader import DEFAULT_CASES_DIR, load_cases
+    >>> from geoask.cases.loader import DEFAULT_CASES_DIR, load_cases
     >>> evidence_agrees(load_cases(DEFAULT_CASES_DIR, ["airports-001"])[0].case,
     ...                 [{"airport_count": 209}])
     True

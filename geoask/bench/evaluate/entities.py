@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from geoask.answers import AnswerType
 from geoask.bench.evaluate.units import find_field
 from geoask.bench.evaluate.values import CORRECT, Verdict, id_key, ids_exact, is_number
-from geoask.bench.model import BenchmarkCase
+from geoask.cases.model import BenchmarkCase
+from geoask.vocabulary.answers import AnswerType
 
 
 @dataclass(frozen=True)

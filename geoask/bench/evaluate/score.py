@@ -8,15 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from geoask.answers import payload_errors
 from geoask.bench.evaluate.answer_types import judge_answer
 from geoask.bench.evaluate.causes import root_cause, routed_to_sandbox
 from geoask.bench.evaluate.entities import list_match, no_answer_list_match
-from geoask.bench.model import BenchmarkCase
+from geoask.cases.model import BenchmarkCase
+from geoask.vocabulary.answers import payload_errors
 
 if TYPE_CHECKING:
-    from geoask.answers import FinalAnswer
-    from geoask.execution_log import ExecutionLog
+    from geoask.records.execution_log import ExecutionLog
+    from geoask.vocabulary.answers import FinalAnswer
 
 
 @dataclass(frozen=True)

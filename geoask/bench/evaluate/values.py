@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from geoask.bench.compare import numbers_match
 from geoask.bench.evaluate.units import find_field, split_unit_suffix, unit_factor
-from geoask.bench.model import Tolerance
+from geoask.cases.model import Tolerance
 
 FailureKind = Literal[
     "", "missing", "contract", "field", "unit", "scale", "percent", "entities", "order", "value"]

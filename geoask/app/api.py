@@ -1,0 +1,116 @@
+"""The Python API: ``from geoask import ask``; the same run as ``geoask ask``.
+
+>>> from geoask import ask                                         # doctest: +SKIP
+>>> result = ask("How many airports are in Texas?", model="reference")  # doctest: +SKIP
+>>> result.status, result.answer.data_payload                      # doctest: +SKIP
+('answered', {'value': ..., 'unit': 'count'})
+
+:func:`ask` builds the run's services through the composition root
+(:func:`geoask.run.composition.model_provider` and ``tasks.services.open_services``, the one
+assembly the CLI uses too) and runs the ``answer-question`` flow in this process, or, with
+``via_api=True``, as the served deployment. The result is the flow's ``QuestionResult``
+(status, answer with ``answer_type``/``data_payload``, message, evidence, run id, artifact
+folder, map files); in a notebook it shows as a table with the answer map inline
+(:func:`geoask.base.result_view.result_html`), in a terminal as ``geoask ask`` prints it. Importing
+this module is cheap: Prefect, geopandas and the agents are imported on the first call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from geoask.vocabulary.question_result import QuestionResult
+    from tasks.services import QuestionServices
+
+
+def ask(question: str, *, model: str | None = None, variant: str | None = None,
+        via_api: bool = False, verbose: bool = False,
+        conversation: str | None = None, wait_for_artifacts: bool = True) -> QuestionResult:
+    """Answer ``question`` about the database through the whole pipeline.
+
+    Args:
+        question: the natural-language question.
+        model: a model for every agent (``openai:gpt-4o``, ``openai-compatible:<name>``,
+            ``reference`` for the offline replay of the benchmark's programs); None:
+            ``GEOASK_MODEL`` and the per-role overrides.
+        variant: FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, REACT or PLAN_EXECUTE; None:
+            ``GEOASK_VARIANT``.
+        via_api: run the ``answer-question`` deployment of the geoask Prefect server
+            (``GEOASK_SERVER_API_URL``, else the recorded local one, started in the background
+            when none runs) instead of in this process.
+        verbose: also show Prefect's run log lines on the terminal.
+        conversation: a conversation id (letters, digits, ``_.-``): the question is that
+            conversation's next turn - the agents see its last turns and may reuse their
+            artifacts, and the turn is recorded under ``<artifact root>/conversations/``.
+            A new id starts a conversation. None: a standalone question.
+        wait_for_artifacts: return only once the run's Prefect artifacts (posted in the
+            background) are on the server; False returns at once (the warm worker of
+            ``geoask server`` does, its process lives on to post them).
+
+    Returns:
+        The ``QuestionResult``: ``status`` answered/rejected/failed; ``answer`` (answer_type,
+        data_payload, summary) when answered; ``run_id``, ``artifact_folder`` and ``maps``
+        (URLs of ``map.png``/``map.html``).
+
+    Raises:
+        ConfigurationError: the question is empty, not text or longer than
+            ``question_max_chars``, the variant or conversation id is unusable, or no model
+            is configured (the message says what to set).
+        GeoaskError: the run could not start or ended for good (database unreachable, model
+            endpoint down, ...; see ``flows.answer_question.answer_question``).
+
+    """
+    from geoask.errors import ConfigurationError
+    from geoask.run.variants import parse_variant
+    from geoask.settings import get_settings
+    from geoask.vocabulary.questions import check_question
+
+    for name, value in (("model", model), ("variant", variant)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigurationError(f"{name} must be text (str), not {type(value).__name__}")
+    settings = get_settings()
+    check_question(question, settings.question_max_chars)
+    if variant:
+        parse_variant(variant)  # an unknown variant fails before any work
+    if conversation is not None:
+        from geoask.run.conversation import check_conversation_id
+
+        check_conversation_id(conversation)
+    from geoask.service.local import ensure_server, prefect_api
+
+    if via_api:
+        from geoask.service.client import ask_via_api
+
+        ensure_server(settings, deployment="answer-question")
+        result: QuestionResult = ask_via_api(question, variant=variant, model=model,
+                                             conversation=conversation)
+        return result
+    from flows.answer_question import answer_question
+
+    services = open_question_services(variant, model)
+    from geoask.run.stops import creating_run
+
+    with (prefect_api(settings, verbose=verbose, wait_for_artifacts=wait_for_artifacts),
+          creating_run()):  # a stop's sweep waits for the run to exist (its body ends this)
+        return answer_question(question, variant=variant, model=model, services=services,
+                               conversation=conversation)
+
+
+def open_question_services(variant: str | None, model: str | None) -> QuestionServices:
+    """The run's services from settings, built before Prefect starts (so errors come fast).
+
+    Raises:
+        ConfigurationError: no model for some agent, or one that cannot be built (unknown
+            provider, missing key or endpoint); the message says what to set.
+        CatalogError, RetrievalError, SandboxError: another part cannot be set up.
+
+    """
+    from geoask.run.composition import model_provider
+    from geoask.run.variants import parse_variant
+    from geoask.settings import get_settings
+    from tasks.services import open_services
+
+    settings = get_settings()
+    return open_services(settings, parse_variant(variant or settings.variant),
+                         model_provider(settings, model))

@@ -1,0 +1,1 @@
+"""One module per ``geoask`` sub-command group (a Typer ``app`` each)."""

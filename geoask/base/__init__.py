@@ -1,0 +1,1 @@
+"""Infrastructure with no geoask knowledge: storage, console, interrupts, TLS, YAML, rasters."""

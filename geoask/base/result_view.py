@@ -1,0 +1,126 @@
+"""How a question result reads: plain text for terminals, HTML for notebooks.
+
+:func:`result_text` is what ``geoask ask`` prints and what a result's ``repr()`` shows;
+:func:`result_html` is its notebook form (``_repr_html_``): the message, the answer as a table,
+the answer map inline (``map.png`` as a data URL, with a link to the interactive ``map.html``),
+the evidence trail and the artifact folder. Both read a ``QuestionResult`` (the flow's result
+model) by its attributes only, so this core module does not import the flow.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from typing import Any, Final
+
+MAX_TABLE_ROWS: Final = 200
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def result_text(result: Any) -> str:
+    """The human-readable report: answer (or message), evidence trail, route, artifact folder.
+
+    Args:
+        result: a :class:`geoask.vocabulary.question_result.QuestionResult` (status, message,
+        answer,
+            evidence, route, transitions, artifact_folder, maps).
+
+    """
+    lines = [result.message]
+    if result.answer is not None:
+        lines += ["", f"answer ({result.answer.answer_type.value}):",
+                  json.dumps(result.answer.data_payload, indent=2, ensure_ascii=False)]
+    if result.evidence:
+        lines += ["", "evidence:", *(f"  {line}" for line in result.evidence)]
+    lines.append("")
+    if result.transitions:  # a question rejected as out of scope ran no step
+        lines.append(f"route: {result.route}; transitions: {' -> '.join(result.transitions)}")
+    lines.append(f"artifacts: {result.artifact_folder}")
+    return printable("\n".join(lines))
+
+
+def printable(text: str) -> str:
+    r"""``text`` safe for a terminal: control characters other than newline and tab as ``\xNN``.
+
+    Database values reach the answer's message and evidence; an escape sequence in one (say,
+    one that sets the terminal's title or clears the screen) is shown, not run.
+
+    >>> printable("Raleigh\x1b]0;pwned\x07 airport")
+    'Raleigh\\x1b]0;pwned\\x07 airport'
+    """
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def answer_rows(payload: Any) -> list[dict[str, Any]]:
+    """The answer payload as table rows (one per entity/item/record; one row for a mapping).
+
+    >>> answer_rows({"items": [{"rank": 1, "id": "TX", "value": 3.5}], "unit": "USD"})
+    [{'rank': 1, 'id': 'TX', 'value': 3.5}]
+    >>> answer_rows({"value": 42, "unit": "count"})
+    [{'value': 42, 'unit': 'count'}]
+    """
+    if isinstance(payload, dict):
+        for key in ("entities", "items", "records"):
+            rows = payload.get(key)
+            if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+                return rows
+        return [payload]
+    if isinstance(payload, list) and all(isinstance(r, dict) for r in payload):
+        return payload
+    return [{"value": payload}]
+
+
+def result_html(result: Any) -> str:
+    """The notebook view of ``result`` (see the module docstring); every text is escaped."""
+    status = html.escape(result.status)
+    parts = [f"<div><p><b>{status}</b>: {html.escape(result.message)}</p>"]
+    if result.answer is not None:
+        parts.append(f"<p>answer ({html.escape(result.answer.answer_type.value)})</p>")
+        parts.append(_table(answer_rows(result.answer.data_payload)))
+    parts += [_map_html(url) for url in result.maps if url.endswith(".png")]
+    parts += [f'<p><a href="{html.escape(_href(url))}" target="_blank">interactive map</a> '
+              f"<code>{html.escape(url)}</code></p>"
+              for url in result.maps if url.endswith(".html")]
+    if result.evidence:
+        parts.append("<details><summary>evidence</summary><ul>"
+                     + "".join(f"<li>{html.escape(line)}</li>" for line in result.evidence)
+                     + "</ul></details>")
+    parts.append(f"<p>run <code>{html.escape(result.run_id)}</code>, artifacts "
+                 f"<code>{html.escape(result.artifact_folder)}</code></p></div>")
+    return "\n".join(parts)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(row.get(c)))}</td>" for c in columns) + "</tr>"
+        for row in rows[:MAX_TABLE_ROWS])
+    more = (f"<p>{len(rows) - MAX_TABLE_ROWS} more rows in answer.json</p>"
+            if len(rows) > MAX_TABLE_ROWS else "")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _map_html(url: str) -> str:
+    try:
+        import fsspec  # only for the notebook view's map (an import of ~0.1 s)
+
+        with fsspec.open(url, "rb") as handle:
+            encoded = base64.b64encode(handle.read()).decode("ascii")
+    except OSError:
+        return f"<p>map: <code>{html.escape(url)}</code> (not readable here)</p>"
+    return f'<img alt="answer map" style="max-width:100%" src="data:image/png;base64,{encoded}">'
+
+
+def _href(url: str) -> str:
+    return url if "://" in url else f"file://{url}"

@@ -1,0 +1,1 @@
+"""Benchmark cases as data: case model, loader, schema, conversations, program runner."""

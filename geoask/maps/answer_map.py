@@ -1,0 +1,291 @@
+"""The maps of an answer: its features drawn over what the run fetched, as PNG and HTML.
+
+:func:`draw_answer_maps` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946), picks
+the answer's features with :func:`geoask.maps.answer_features.pick_answer`, and writes two files
+into
+the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over the
+fetched context in grey - polygons under lines under points - zoomed to the answer's extent
+with a margin, in a metric CRS: the UTM zone of the extent, Web Mercator for extents wider than
+:data:`UTM_EXTENT_DEG`; up to :data:`MAX_LABELS` answer features labelled with their matched
+id; legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
+(:mod:`geoask.maps.interactive_map`: the same layers in a self-contained Leaflet page). Without
+answer features every layer is drawn in its own colour, zoomed to all of them. The GeoTIFFs a
+run exported are drawn underneath (:mod:`geoask.maps.raster_map`: a hillshaded elevation, or a
+false-colour image), so zones over a raster read as a class map over the relief; a run with
+only rasters gets a map of them. Only the run's data is drawn (no shipped boundary files), so
+it works on any database.
+It also gives the map's markdown section (the image inline, the files named) for the run's
+``run-summary`` artifact. A map is a view: any failure is logged and the question is unaffected.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final
+
+import geopandas as gpd
+
+from geoask.maps.answer_features import (
+    AnswerFeatures,
+    geojson_layers,
+    layer_styles,
+    pick_answer,
+    read_layers,
+)
+from geoask.maps.raster_map import raster_backdrop, raster_bounds_wgs84, raster_urls
+from geoask.sql.crs import utm_epsg
+
+if TYPE_CHECKING:
+    from geoask.records.run_artifacts import RunArtifacts
+    from geoask.vocabulary.answers import FinalAnswer
+    from geoask.vocabulary.artifacts import ArtifactRef
+
+UTM_EXTENT_DEG: Final = 12.0
+MAP_SIZE_IN: Final = (8.0, 6.0)
+MAP_DPI: Final = 110
+MAP_FILE: Final = "map.png"
+HTML_MAP_FILE: Final = "map.html"
+MARGIN_SHARE: Final = 0.15
+MIN_MARGIN_M: Final = 2000.0
+MAX_LABELS: Final = 25
+Bounds = tuple[float, float, float, float]
+logger = logging.getLogger(__name__)
+
+
+def nice_scale_length(max_length_m: float) -> float:
+    """Largest 1, 2 or 5 × 10^k metres not above ``max_length_m`` (a scale bar's length).
+
+    >>> nice_scale_length(3700.0)
+    2000.0
+
+    Raises:
+        ValueError: ``max_length_m`` is not positive.
+
+    """
+    if not max_length_m > 0:
+        raise ValueError(f"a scale bar needs a positive length, got {max_length_m}")
+    power = 10.0 ** math.floor(math.log10(max_length_m))
+    for step in (5.0, 2.0, 1.0):
+        if step * power <= max_length_m * (1 + 1e-9):
+            return step * power
+    return power  # unreachable: 1 × 10^floor(log10(x)) <= x
+
+
+def scale_label(length_m: float) -> str:
+    """``length_m`` as a scale-bar label: metres below 1 km, else kilometres.
+
+    >>> scale_label(500.0), scale_label(20000.0)
+    ('500 m', '20 km')
+    """
+    return f"{length_m:g} m" if length_m < 1000 else f"{length_m / 1000:g} km"
+
+
+def map_crs(bounds_wgs84: Bounds) -> tuple[str, float]:
+    """The drawing CRS and its map units per ground metre at the map centre.
+
+    The UTM zone at the centre (1 unit per metre; :func:`geoask.sql.crs.utm_epsg`) for small
+    extents within UTM's latitudes; Web Mercator (1/cos(latitude)) otherwise.
+    """
+    west, south, east, north = bounds_wgs84
+    zone = utm_epsg((west + east) / 2, (south + north) / 2)
+    if max(east - west, north - south) <= UTM_EXTENT_DEG and zone is not None:
+        return f"EPSG:{zone}", 1.0
+    latitude = math.radians((south + north) / 2)
+    return "EPSG:3857", 1.0 / max(math.cos(latitude), 1e-6)
+
+
+@dataclass(frozen=True)
+class MapView:
+    """What the PNG map shows: its CRS, map units per ground metre, and padded limits.
+
+    Attributes:
+        crs: the drawing CRS (``"EPSG:326xx"``/``"EPSG:327xx"`` or ``"EPSG:3857"``).
+        units_per_metre: map units per ground metre at the centre (1 in UTM).
+        limits: ``(xmin, ymin, xmax, ymax)`` in map units: the extent plus a margin of
+            :data:`MARGIN_SHARE` per side, at least :data:`MIN_MARGIN_M` metres.
+
+    """
+
+    crs: str
+    units_per_metre: float
+    limits: tuple[float, float, float, float]
+
+
+def map_view(bounds_wgs84: Bounds) -> MapView:
+    """The view of an extent ``(west, south, east, north)`` in degrees (see :class:`MapView`)."""
+    extent = gpd.GeoDataFrame(geometry=gpd.GeoSeries.from_xy(
+        [bounds_wgs84[0], bounds_wgs84[2]], [bounds_wgs84[1], bounds_wgs84[3]], crs=4326))
+    crs, units_per_metre = map_crs(bounds_wgs84)
+    west, south, east, north = (float(v) for v in extent.to_crs(crs).total_bounds)
+    margin = MIN_MARGIN_M * units_per_metre
+    pad_x = max((east - west) * MARGIN_SHARE, margin)
+    pad_y = max((north - south) * MARGIN_SHARE, margin)
+    return MapView(crs, units_per_metre, (west - pad_x, south - pad_y, east + pad_x,
+                                          north + pad_y))
+
+
+def plain_text(text: str) -> str:
+    r"""``text`` as matplotlib draws it literally: ``$`` escaped, so no mathtext is parsed.
+
+    An unbalanced ``$`` in a question or a label ("fees between $20 and $30") made matplotlib
+    raise, or draw the span between two of them in math italics.
+
+    >>> plain_text("fees between $20 and $30")
+    'fees between \\$20 and \\$30'
+    """
+    return text.replace("$", r"\$")
+
+
+def render_answer_map(features: AnswerFeatures, title: str,
+                      rasters: Sequence[bytes] = ()) -> bytes:
+    """PNG bytes: ``features`` (EPSG:4326) zoomed to the answer, legend, scale bar, CRS note.
+
+    ``rasters`` (GeoTIFF files) are drawn under the layers (:func:`raster_backdrop`).
+
+    Raises:
+        ValueError: there is no layer to draw.
+
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from mpl_toolkits.axes_grid1.anchored_artists import AnchoredSizeBar
+
+    view = map_view(features.bounds())
+    crs, units_per_metre = view.crs, view.units_per_metre
+    figure = Figure(figsize=MAP_SIZE_IN, dpi=MAP_DPI)
+    axes = figure.add_subplot()
+    handles: list[Any] = []
+    for data in rasters:
+        backdrop = raster_backdrop(data, crs)
+        axes.imshow(backdrop.rgba, extent=backdrop.extent, zorder=1, interpolation="nearest")
+        handles.append(Patch(facecolor="tan", edgecolor="grey", label=backdrop.label))
+    for frame, style in layer_styles(features):
+        projected = frame.to_crs(crs)
+        kind = projected.geom_type.iloc[0]
+        base = (30 if "Point" in kind else 20 if "Line" in kind else 10) + style.zorder
+        if "Point" in kind:
+            projected.plot(ax=axes, color=style.colour, markersize=36 if style.answer else 9,
+                           edgecolor="black" if style.answer else "none", zorder=base)
+            handles.append(Line2D([], [], marker="o", linestyle="", color=style.colour,
+                                  label=style.label))
+        elif "Line" in kind:
+            projected.plot(ax=axes, color=style.colour, zorder=base,
+                           linewidth=2.4 if style.answer else 1.0)
+            handles.append(Line2D([], [], color=style.colour, linewidth=1.6, label=style.label))
+        elif rasters:  # zones over a raster: outlines only, so the raster stays visible
+            projected.plot(ax=axes, facecolor="none", edgecolor=style.colour, zorder=base,
+                           linewidth=1.8 if style.answer else 0.6)
+            handles.append(Line2D([], [], color=style.colour, linewidth=1.6, label=style.label))
+        else:
+            projected.plot(ax=axes, facecolor=style.colour, edgecolor="black", alpha=style.alpha,
+                           linewidth=0.9 if style.answer else 0.3, zorder=base)
+            handles.append(Patch(facecolor=style.colour, edgecolor="black", alpha=style.alpha,
+                                 label=style.label))
+    if features.answer is not None and features.label_column is not None and len(
+            features.answer) <= MAX_LABELS:
+        projected = features.answer.to_crs(crs)
+        for point, text in zip(projected.geometry.representative_point(),
+                               projected[features.label_column], strict=True):
+            axes.annotate(plain_text(str(text)), (point.x, point.y), xytext=(5, 5), fontsize=8,
+                          textcoords="offset points", zorder=60)
+    west, south, east, north = view.limits
+    axes.set_xlim(west, east)
+    axes.set_ylim(south, north)
+    axes.set_aspect("equal")
+    length_m = nice_scale_length((east - west) / units_per_metre / 4)
+    axes.add_artist(AnchoredSizeBar(axes.transData, length_m * units_per_metre,
+                                    scale_label(length_m), loc="lower right", frameon=True,
+                                    size_vertical=(north - south) / 150))
+    for handle in handles:
+        handle.set_label(plain_text(handle.get_label()))
+    axes.legend(handles=handles, loc="upper left", fontsize=7, framealpha=0.9)
+    axes.set_title(plain_text(title if len(title) <= 90 else title[:87] + "..."), fontsize=10)
+    axes.set_xticks([])
+    axes.set_yticks([])
+    sources = ["GeoJSON exports (EPSG:4326)"] if features.context or features.answer is not None \
+        else []
+    source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
+    axes.set_xlabel(f"drawn in {crs} from the run's {source}", fontsize=7)
+    axes.set_ylabel("")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight")
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class AnswerMaps:
+    """The map files of a run and their section of the run summary.
+
+    ``png`` and ``html`` are URLs under the run folder; ``markdown`` shows the PNG inline (a
+    data URL), says what is drawn and names the files.
+    """
+
+    png: str
+    html: str
+    markdown: str
+
+
+def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
+                     answer: FinalAnswer | None, title: str) -> AnswerMaps | None:
+    """Write ``map.png`` and ``map.html`` of a run; their markdown section for the UI.
+
+    Args:
+        store: the run's :class:`geoask.records.run_artifacts.RunArtifacts` (``url``, ``folder``).
+        step_artifacts: the artifact references of each step, in step order (``name``,
+            ``url``, ``format``); the last step's GeoJSON is the answer's fallback.
+        answer: the typed answer whose features are drawn prominently (None: just the layers).
+        title: the map title (the question).
+
+    Returns:
+        The maps' URLs and markdown, or None when the run exported no geometry or drawing
+        failed (logged).
+
+    """
+    from geoask.base.storage import write_atomic
+    from geoask.maps.interactive_map import interactive_map_html
+
+    try:
+        files = geojson_layers(step_artifacts)
+        layers = read_layers(files)
+        rasters = [_read_bytes(url) for url in raster_urls(step_artifacts)]
+        if not layers and not rasters:
+            return None
+        done = [artifacts for artifacts in step_artifacts if artifacts]
+        final_count = len(geojson_layers(done[-1:]))
+        final = [name for name, _ in files[len(files) - final_count:]] if final_count else []
+        features = pick_answer(answer, layers, final) if layers else AnswerFeatures(None)
+        if rasters:
+            features = replace(features, extent=_union(map(raster_bounds_wgs84, rasters)))
+        png = render_answer_map(features, title, rasters)
+        png_url, html_url = store.url(MAP_FILE), store.url(HTML_MAP_FILE)
+        write_atomic(png_url, png)
+        write_atomic(html_url, interactive_map_html(features, title, rasters).encode("utf-8"))
+    except Exception as error:  # a map is a view; the answer stands without it
+        first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+        logger.warning("could not draw the answer map: %s: %s", type(error).__name__, first)
+        return None
+    encoded = base64.b64encode(png).decode("ascii")
+    how = features.how or "the run's result features"
+    markdown = (f"## Map\n\n![answer map](data:image/png;base64,{encoded})\n\n{how}\n\n"
+                f"file: `{png_url}`; interactive map (works offline): `{html_url}`")
+    return AnswerMaps(png=png_url, html=html_url, markdown=markdown)
+
+
+def _read_bytes(url: str) -> bytes:
+    from geoask.base.storage import filesystem_for
+
+    filesystem, path = filesystem_for(url)
+    with filesystem.open(path, "rb") as handle:
+        return bytes(handle.read())
+
+
+def _union(bounds: Iterable[Bounds]) -> Bounds:
+    boxes = list(bounds)
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+            max(b[3] for b in boxes))

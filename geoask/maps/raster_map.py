@@ -1,0 +1,102 @@
+"""Raster backdrops of an answer map: a hillshaded elevation or a false-colour image.
+
+The GeoTIFFs a run exported (:mod:`geoask.sql.raster_export`, in the raster's own CRS) are
+warped to the map's CRS (nearest neighbour, rasterio/GDAL) and drawn under the vector layers of
+:func:`geoask.maps.answer_map.render_answer_map`:
+
+* one band: the values coloured with matplotlib's ``terrain`` land colours and shaded by a hillshade
+  (sun from the north-west, 45 degrees high; :class:`matplotlib.colors.LightSource`, with the
+  pixel size in metres of the map's metric CRS), so zones drawn on top read as a class map over
+  the relief;
+* three or more bands: a false-colour composite of bands 4, 3, 2 (near infrared, red, green on
+  a Landsat image; bands 1-3 with three bands), each stretched between its 2nd and 98th
+  percentile.
+
+Nodata pixels are transparent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from geoask.vocabulary.artifacts import ArtifactRef
+
+RASTER_FORMATS = frozenset({"geotiff", "image/tiff"})
+Bounds = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class RasterBackdrop:
+    """A raster ready for ``imshow``: RGBA pixels, their extent in the map CRS, a legend label.
+
+    Attributes:
+        rgba: float array ``(rows, cols, 4)`` in 0-1; nodata has alpha 0.
+        extent: ``(left, right, bottom, top)`` in map units, as ``imshow`` takes it.
+        label: legend text (``"band 1, hillshaded (141-547)"``).
+
+    """
+
+    rgba: np.ndarray
+    extent: tuple[float, float, float, float]
+    label: str
+
+
+def raster_urls(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[str]:
+    """URLs of the GeoTIFF files of a run's steps, in step order."""
+    return [a.url for artifacts in step_artifacts for a in artifacts
+            if a.format in RASTER_FORMATS]
+
+
+def raster_bounds_wgs84(data: bytes) -> Bounds:
+    """``(west, south, east, north)`` in degrees of a GeoTIFF's grid."""
+    from rasterio.io import MemoryFile
+    from rasterio.warp import transform_bounds
+
+    with MemoryFile(data) as memory, memory.open() as source:
+        west, south, east, north = transform_bounds(source.crs, "EPSG:4326", *source.bounds)
+    return float(west), float(south), float(east), float(north)
+
+
+def raster_backdrop(data: bytes, crs: str) -> RasterBackdrop:
+    """Warp the GeoTIFF ``data`` to ``crs`` (metric) and colour it (see the module text)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import LightSource, ListedColormap, Normalize
+    from rasterio.io import MemoryFile
+    from rasterio.warp import Resampling, calculate_default_transform, reproject
+
+    with MemoryFile(data) as memory, memory.open() as source:
+        transform, width, height = calculate_default_transform(
+            source.crs, crs, source.width, source.height, *source.bounds)
+        bands = [1] if source.count < 3 else [4, 3, 2] if source.count >= 4 else [1, 2, 3]
+        warped = np.full((len(bands), height, width), np.nan)
+        for out, band in zip(warped, bands, strict=True):
+            reproject(source.read(band).astype("float64"), out, src_transform=source.transform,
+                      src_crs=source.crs, src_nodata=source.nodata, dst_transform=transform,
+                      dst_crs=crs, dst_nodata=np.nan, resampling=Resampling.nearest)
+    missing = np.isnan(warped).any(axis=0)
+    left, top = transform.c, transform.f
+    extent = (left, left + transform.a * width, top + transform.e * height, top)
+    if len(bands) == 1:
+        values = warped[0]
+        low, high = np.nanmin(values), np.nanmax(values)
+        shade = LightSource(azdeg=315, altdeg=45)
+        land = ListedColormap(colormaps["terrain"](np.linspace(0.25, 1.0, 256)))  # no sea blue
+        rgba = shade.shade(np.where(missing, low, values), cmap=land,
+                           norm=Normalize(low, high), blend_mode="soft",
+                           dx=abs(transform.a), dy=abs(transform.e))
+        label = f"band 1, hillshaded ({low:g} to {high:g})"
+    else:
+        rgb = np.empty((height, width, 3))
+        for index, values in enumerate(warped):
+            low, high = np.nanpercentile(values, [2, 98])
+            rgb[..., index] = np.clip((values - low) / max(high - low, 1e-12), 0, 1)
+        rgba = np.dstack([np.nan_to_num(rgb), np.ones((height, width))])
+        label = f"bands {', '.join(map(str, bands))} as red, green, blue"
+    rgba = np.array(rgba, dtype="float64")
+    rgba[missing, 3] = 0.0
+    return RasterBackdrop(rgba, extent, label)

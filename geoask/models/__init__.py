@@ -1,0 +1,1 @@
+"""Language-model backends per agent role: providers, served, scripted and reference replay."""

@@ -1,0 +1,1 @@
+"""What a run leaves behind: the artifact folder and registry, the execution log, the run page."""

@@ -1,0 +1,1 @@
+"""One question run: the execution-state manager, variants, conversations, the composition root."""

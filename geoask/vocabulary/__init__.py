@@ -1,0 +1,1 @@
+"""The typed vocabulary every layer shares: intents, plans, drafts, evidence, answers."""

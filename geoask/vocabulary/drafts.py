@@ -1,0 +1,64 @@
+"""What the step agents write: SQL statements for an SQL step, a script for a Python step.
+
+The SQL agent (``agents/sql.py``) answers with :class:`SqlDraft` or :class:`SqlRefusal`, the
+compute agent (``agents/compute.py``) with :class:`ComputeScript` or :class:`ComputeRefusal`;
+the flow's tasks and the offline reference model (:mod:`geoask.models.reference`) use them too.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from geoask.base.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA
+
+
+class SqlStatement(BaseModel):
+    """One statement; its result is exported as the artifact ``<name>.geojson|json``."""
+
+    model_config = NESTED_SCHEMA
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Artifact file name.")
+    sql: str
+    purpose: str = Field(description="What the result holds, one sentence.")
+
+
+class SqlDraft(BaseModel):
+    """The statements for the step."""
+
+    model_config = COMPACT_SCHEMA
+
+    statements: list[SqlStatement] = Field(min_length=1, max_length=6)
+    needs_python: bool = False
+
+
+class SqlRefusal(BaseModel):
+    """The step cannot be done with the given schema."""
+
+    model_config = COMPACT_SCHEMA
+
+    reason: str
+
+
+SqlOutput = SqlDraft | SqlRefusal
+
+
+class ComputeScript(BaseModel):
+    """The script for the step."""
+
+    model_config = COMPACT_SCHEMA
+
+    script: str = Field(description="Complete Python source.")
+    method: str = Field(description="One sentence, naming the CRS (e.g. 'UTM 17N, EPSG:32617').")
+
+
+class ComputeRefusal(BaseModel):
+    """The step cannot be computed from its inputs (name any missing fields)."""
+
+    model_config = COMPACT_SCHEMA
+
+    reason: str
+    missing_fields: list[str] = Field(default_factory=list)
+
+
+ComputeOutput = ComputeScript | ComputeRefusal
+
