@@ -52,11 +52,11 @@ def main() -> None:
     from geoask.models.scripted import ScriptedModel
     from geoask.retrieval.index import InMemorySchemaIndex
     from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
+    from geoask.run.composition import QuestionServices
     from geoask.run.variants import Variant
     from geoask.settings import get_settings
     from geoask.sql.executor import PostgresSqlRunner
     from sandbox.bubblewrap import BubblewrapSandbox
-    from tasks.services import QuestionServices
 
     models.ALLOW_MODEL_REQUESTS = False
     work = Path("/tmp") / f"geoask-flow-bench-{os.getpid()}"

@@ -31,6 +31,7 @@ from geoask.errors import DatabaseError, GeoaskError
 from geoask.models.retry import is_transient
 from geoask.models.served import check_served_model, in_deployment_run
 from geoask.records.run_report import publish_intent, save_log
+from geoask.run.composition import QuestionServices, open_services
 from geoask.run.conversation import ConversationStore, Turn, context_for, turn_record
 from geoask.run.conversation_report import publish_turn
 from geoask.run.state import (
@@ -50,8 +51,8 @@ from geoask.run.state import (
 )
 from geoask.run.state_report import evidence_trail, failure_report, state_summary
 from geoask.run.stops import without_process_tags
-from geoask.run.variants import parse_variant, with_python_step
-from geoask.settings import Settings, get_settings
+from geoask.run.variants import with_python_step
+from geoask.settings import get_settings
 from geoask.vocabulary.plan import IntentRejection, Plan
 from geoask.vocabulary.questions import check_question
 from tasks.question import (
@@ -60,7 +61,6 @@ from tasks.question import (
     retrieve_schema,
     review_evidence,
 )
-from tasks.services import QuestionServices, open_services
 from tasks.steps import StepResult
 
 
@@ -98,7 +98,7 @@ def answer_question(
     check_question(question, get_settings().question_max_chars)  # before any agent call
     if services is None and in_deployment_run():
         check_served_model(model, get_settings())  # API callers get only configured models
-    run: QuestionServices = services or _production_services(get_settings(), variant, model)
+    run: QuestionServices = services or open_services(get_settings(), variant, model)
     run.recorder.log.question = question
     store = _open_conversation(run, conversation, question) if conversation else None
     try:
@@ -223,11 +223,3 @@ def _extend(state: ExecutionState, plan: Plan) -> ExecutionState:
     extended = with_plan(state, plan)
     steps = {**extended.steps, **state.steps}
     return extended.model_copy(update={"steps": steps, "plan_number": state.plan_number})
-
-
-def _production_services(settings: Settings, variant: str | None,
-                         model: str | None) -> QuestionServices:
-    from geoask.run.composition import model_provider
-
-    models = model_provider(settings, model)  # fails before any work when a model is missing
-    return open_services(settings, parse_variant(variant or settings.variant), models)

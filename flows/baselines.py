@@ -25,6 +25,7 @@ from flows.stages import (
     run_step,
 )
 from geoask.records.run_report import publish_intent
+from geoask.run.composition import QuestionServices
 from geoask.run.state import (
     Decision,
     Transition,
@@ -41,7 +42,6 @@ from geoask.vocabulary.answers import AnswerRefusal
 from geoask.vocabulary.plan import IntentRejection
 from tasks.baselines import run_react
 from tasks.question import build_evidence, classify_intent, retrieve_schema
-from tasks.services import QuestionServices
 
 
 def answer_baseline(run: QuestionServices, question: str) -> QuestionResult:

@@ -20,12 +20,16 @@ from geoask.cases.loader import CaseTarget
 from geoask.cases.model import BenchmarkCase
 from geoask.errors import QuestionInterruptedError
 from geoask.models.retry import is_infrastructure_failure, is_orchestration_error
-from geoask.run.composition import model_provider, settings_for_target
+from geoask.run.composition import (
+    QuestionServices,
+    model_provider,
+    services_from_parts,
+    settings_for_target,
+)
 from geoask.run.stops import creating_run
 from geoask.run.variants import parse_variant
 from geoask.settings import Settings, get_settings
 from tasks.options import TASK
-from tasks.services import QuestionServices, services_from_parts
 
 
 def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,

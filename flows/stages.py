@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from geoask.records.artifact_registry import column_units, step_entries
 from geoask.records.run_report import publish_plan, publish_run
 from geoask.retrieval.retriever import SchemaSubset
+from geoask.run.composition import QuestionServices
 from geoask.run.conversation_report import registry_markdown
 from geoask.run.state import (
     Decision,
@@ -28,7 +29,6 @@ from geoask.vocabulary.answers import AnswerRefusal, FinalAnswer
 from geoask.vocabulary.plan import Intent, PlanRefusal, StepKind
 from geoask.vocabulary.question_result import Outcome, QuestionResult
 from tasks.question import draw_answer_map, make_plan, write_answer
-from tasks.services import QuestionServices
 from tasks.steps import StepResult, run_python_step, run_sql_step
 
 if TYPE_CHECKING:

@@ -289,3 +289,28 @@ class SandboxSession(Protocol):
     def __exit__(self, *exc: object) -> None:
         """Close the session."""
         ...
+
+
+class SessionHost(Protocol):
+    """What a session takes from the sandbox that opens it (``BubblewrapSandbox``)."""
+
+    runtime_dir: Path
+    work_dir: Path
+    artifacts_url: str
+    stdout_tail_chars: int
+    stderr_chars: int
+    cell_timeout_s: float
+    cell_cpu_s: int
+
+    def check_prerequisites(self) -> tuple[str, str]:
+        """``(bwrap, prlimit)`` paths; raises SandboxError when one is missing."""
+        ...
+
+    def allocate_uid(self) -> int:
+        """A free sandbox UID for the session's process."""
+        ...
+
+    def prepare_run_dir(self, run_dir: Path, script: str, inputs: Sequence[Path], uid: int,
+                        limits: SandboxLimits) -> None:
+        """Create ``run_dir`` with the script and inputs, owned by ``uid``."""
+        ...

@@ -1,7 +1,9 @@
 r"""The output protocol: a script's last output is one JSON object ``{status, summary, result}``.
 
 :func:`parse_protocol` finds that object at the end of stdout and checks it; a violation raises
-:class:`ProtocolViolation` whose message tells the model exactly what to change.
+:class:`ProtocolViolation` whose message tells the model exactly what to change. A session's
+channel to its process frames each message as a 4-byte length and a JSON object
+(:func:`send_message`, :func:`decode_message`).
 
 >>> parse_protocol('noise\n{"status": "success", "summary": "3 parks", "result": {"n": 3}}\n')
 ProtocolResult(status='success', summary='3 parks', result={'n': 3})
@@ -10,8 +12,12 @@ ProtocolResult(status='success', summary='3 parks', result={'n': 3})
 from __future__ import annotations
 
 import json
+import math
 import os
+import socket
+import struct
 from pathlib import Path
+from typing import Any
 
 from sandbox.models import ProtocolResult
 
@@ -265,3 +271,24 @@ def _json_kind(value: object) -> str:
     if value is None:
         return "null"
     return "number"
+
+
+def send_message(channel: socket.socket, message: dict[str, object]) -> None:
+    """Send ``message`` to a session's process: its JSON, after a 4-byte big-endian length."""
+    payload = json.dumps(message).encode()
+    channel.sendall(struct.pack(">I", len(payload)) + payload)
+
+
+def decode_message(payload: bytes) -> dict[str, Any] | str:
+    """A reply of the session's process as a dict, or ``"broken"`` when it is not a JSON object."""
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return "broken"
+    return value if isinstance(value, dict) else "broken"
+
+
+def reply_number(reply: dict[str, Any], key: str) -> float:
+    """``reply[key]`` as a finite float; 0.0 when it is missing or not a finite number."""
+    value = reply.get(key)
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0

@@ -22,7 +22,6 @@ inputs are copied there (root-owned, group-readable by the uid) before the cell 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import select
@@ -36,7 +35,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from geoask.errors import SandboxError
 from sandbox import diagnosis
@@ -62,34 +61,8 @@ from sandbox.host import (
     wait_exit,
 )
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
-from sandbox.models import SandboxLimits, SandboxOutcome, ScriptError
-from sandbox.protocol import first_unencodable_name
-
-
-class SessionHost(Protocol):
-    """What a session takes from the sandbox that opens it (``BubblewrapSandbox``)."""
-
-    runtime_dir: Path
-    work_dir: Path
-    artifacts_url: str
-    stdout_tail_chars: int
-    stderr_chars: int
-    cell_timeout_s: float
-    cell_cpu_s: int
-
-    def check_prerequisites(self) -> tuple[str, str]:
-        """``(bwrap, prlimit)`` paths; raises SandboxError when one is missing."""
-        ...
-
-    def allocate_uid(self) -> int:
-        """A free sandbox UID for the session's process."""
-        ...
-
-    def prepare_run_dir(self, run_dir: Path, script: str, inputs: Sequence[Path], uid: int,
-                        limits: SandboxLimits) -> None:
-        """Create ``run_dir`` with the script and inputs, owned by ``uid``."""
-        ...
-
+from sandbox.models import SandboxLimits, SandboxOutcome, ScriptError, SessionHost
+from sandbox.protocol import decode_message, first_unencodable_name, reply_number, send_message
 
 #: Longest wait for the session's process to say it is ready (s).
 STARTUP_TIMEOUT_S = 30.0
@@ -156,7 +129,7 @@ class BubblewrapSession:
                 raise SandboxError(
                     "the sandbox session could not start (bubblewrap or the runtime failed "
                     f"before the cell loop was ready): {detail or 'no message'}")
-            self._cpu_seen = _number(ready, "cpu_s")
+            self._cpu_seen = reply_number(ready, "cpu_s")
             self.startup_s = time.monotonic() - started
         except BaseException:
             self._teardown("it failed to start")
@@ -205,7 +178,7 @@ class BubblewrapSession:
         try:
             channel = self._channel_socket()
             channel.settimeout(wall)  # a process that stops reading cannot block the host
-            _send(channel, {"seq": seq, "code": code, "cpu_s": cpu})
+            send_message(channel, {"seq": seq, "code": code, "cpu_s": cpu})
         except TimeoutError:
             reply = "timeout"
         except OSError:
@@ -283,7 +256,7 @@ class BubblewrapSession:
                     if size > MAX_REPLY_BYTES:
                         return "broken"
                     if len(buffer) >= 4 + size:
-                        return _decode(bytes(buffer[4:4 + size]))
+                        return decode_message(bytes(buffer[4:4 + size]))
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return "timeout"
@@ -357,15 +330,15 @@ class BubblewrapSession:
         return stdout, stderr, (self.run_dir / "stdout").stat().st_size
 
     def _finished_cell(self, seq: int, reply: dict[str, Any], elapsed: float) -> SandboxOutcome:
-        self._cpu_seen = _number(reply, "cpu_s")
-        self._peak_mib = max(self._peak_mib, _number(reply, "maxrss_kib") / 1024)
+        self._cpu_seen = reply_number(reply, "cpu_s")
+        self._peak_mib = max(self._peak_mib, reply_number(reply, "maxrss_kib") / 1024)
         stdout, stderr, stdout_total = self._streams()
         report = reply.get("error")
         scratch = self.run_dir / "rw" / "scratch"
         outcome = cell_outcome(
             stdout, stderr, escaped_text(report) if isinstance(report, dict) else None,
             tail_chars=self.sandbox.stdout_tail_chars, stderr_chars=self.sandbox.stderr_chars,
-            wall_time_s=elapsed, cpu_time_s=max(0.0, _number(reply, "cell_cpu_s")),
+            wall_time_s=elapsed, cpu_time_s=max(0.0, reply_number(reply, "cell_cpu_s")),
             peak_memory_mib=self._peak_mib + files_mib(scratch),
         )
         if stdout_total > len(stdout.encode()):
@@ -410,21 +383,3 @@ class BubblewrapSession:
             stderr=diagnosis.head_tail_excerpt(stderr, self.sandbox.stderr_chars),
             leftover_processes=self.leftover_processes, artifacts_note=FAILED_CELL_FILES_NOTE,
         )
-
-
-def _send(channel: socket.socket, message: dict[str, object]) -> None:
-    payload = json.dumps(message).encode()
-    channel.sendall(struct.pack(">I", len(payload)) + payload)
-
-
-def _decode(payload: bytes) -> dict[str, Any] | str:
-    try:
-        value = json.loads(payload)
-    except ValueError:
-        return "broken"
-    return value if isinstance(value, dict) else "broken"
-
-
-def _number(reply: dict[str, Any], key: str) -> float:
-    value = reply.get(key)
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0

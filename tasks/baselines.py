@@ -16,15 +16,16 @@ from pydantic_ai.usage import UsageLimits
 
 from agents.react import OUTPUT_RETRIES, ReactDeps, react_agent
 from agents.react import prompt as react_prompt
+from geoask.catalog.summary import catalog_summary
 from geoask.errors import GeoaskError
 from geoask.models.retry import is_infrastructure_failure
 from geoask.records.run_artifacts import artifact_key, publish_markdown
+from geoask.run.composition import QuestionServices
 from geoask.run.react import STAGE, ReactToolbox
 from geoask.sql.context import AnswerContract, GuardContext
 from geoask.vocabulary.answers import AnswerOutput, AnswerRefusal
 from tasks.agent_calls import call_agent
 from tasks.options import RETRIED_TASK
-from tasks.services import QuestionServices, catalog_summary
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,11 @@ from agents.planner import prompt as planner_prompt
 from agents.reviewer import ReviewerDeps, reviewer_agent
 from agents.reviewer import prompt as reviewer_prompt
 from geoask.catalog.model import TemporalGranularity
+from geoask.catalog.summary import catalog_summary
 from geoask.maps.answer_map import AnswerMaps, draw_answer_maps
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
+from geoask.run.composition import QuestionServices
 from geoask.run.conversation import history_block, reuse_block
 from geoask.run.state import ExecutionState
 from geoask.run.variants import plan_allowance
@@ -47,7 +49,6 @@ from geoask.vocabulary.plan import (
 )
 from tasks.agent_calls import call_agent
 from tasks.options import RETRIED_TASK
-from tasks.services import QuestionServices, catalog_summary
 
 
 @task(name="intent", task_run_name="intent", **RETRIED_TASK)

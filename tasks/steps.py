@@ -32,6 +32,7 @@ from geoask.records.run_artifacts import (
     publish_markdown,
 )
 from geoask.retrieval.retriever import SchemaSubset
+from geoask.run.composition import QuestionServices
 from geoask.run.predispatch import check_inputs, reused_refs
 from geoask.run.state import ExecutionState, StepFailure, StepState
 from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
@@ -49,7 +50,6 @@ from geoask.vocabulary.plan import (
 from sandbox.models import SandboxOutcome
 from tasks.agent_calls import call_agent
 from tasks.options import RETRIED_TASK
-from tasks.services import QuestionServices
 
 
 class StepResult(BaseModel):

@@ -34,7 +34,7 @@ def test_cycle_finder_finds_a_planted_cycle():
 
 def test_graph_sees_function_local_and_type_only_imports():
     assert "geoask.sql.guard" in GRAPH["geoask.sql.step"]
-    assert "geoask.run.composition" in GRAPH["tasks.services"]
+    assert "geoask.run.composition" in GRAPH["tasks.question"]
     # under `if TYPE_CHECKING:` in geoask/maps/answer_map.py
     assert "geoask.vocabulary.artifacts" in GRAPH["geoask.maps.answer_map"]
 

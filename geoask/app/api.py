@@ -6,8 +6,8 @@
 ('answered', {'value': ..., 'unit': 'count'})
 
 :func:`ask` builds the run's services through the composition root
-(:func:`geoask.run.composition.model_provider` and ``tasks.services.open_services``, the one
-assembly the CLI uses too) and runs the ``answer-question`` flow in this process, or, with
+(:func:`geoask.run.composition.open_services`, the one assembly the flow, the CLI and the
+benchmark use too) and runs the ``answer-question`` flow in this process, or, with
 ``via_api=True``, as the served deployment. The result is the flow's ``QuestionResult``
 (status, answer with ``answer_type``/``data_payload``, message, evidence, run id, artifact
 folder, map files); in a notebook it shows as a table with the answer map inline
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from geoask.vocabulary.question_result import QuestionResult
-    from tasks.services import QuestionServices
 
 
 def ask(question: str, *, model: str | None = None, variant: str | None = None,
@@ -87,30 +86,12 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
                                              conversation=conversation)
         return result
     from flows.answer_question import answer_question
-
-    services = open_question_services(variant, model)
+    from geoask.run.composition import open_services
     from geoask.run.stops import creating_run
+
+    services = open_services(settings, variant, model)  # before Prefect starts: errors come fast
 
     with (prefect_api(settings, verbose=verbose, wait_for_artifacts=wait_for_artifacts),
           creating_run()):  # a stop's sweep waits for the run to exist (its body ends this)
         return answer_question(question, variant=variant, model=model, services=services,
                                conversation=conversation)
-
-
-def open_question_services(variant: str | None, model: str | None) -> QuestionServices:
-    """The run's services from settings, built before Prefect starts (so errors come fast).
-
-    Raises:
-        ConfigurationError: no model for some agent, or one that cannot be built (unknown
-            provider, missing key or endpoint); the message says what to set.
-        CatalogError, RetrievalError, SandboxError: another part cannot be set up.
-
-    """
-    from geoask.run.composition import model_provider
-    from geoask.run.variants import parse_variant
-    from geoask.settings import get_settings
-    from tasks.services import open_services
-
-    settings = get_settings()
-    return open_services(settings, parse_variant(variant or settings.variant),
-                         model_provider(settings, model))

@@ -115,9 +115,8 @@ def flow_ask(settings: Any, model: str = "reference") -> Ask:
     """An :data:`Ask` running the ``answer-question`` flow in this process (shared parts)."""
     from flows.answer_question import answer_question
     from geoask.bench.runs import shared_parts
-    from geoask.run.composition import model_provider
+    from geoask.run.composition import model_provider, services_from_parts
     from geoask.run.variants import Variant
-    from tasks.services import services_from_parts
 
     def ask(question: str, case: BenchmarkCase, known: Sequence[BenchmarkCase],
             conversation: str | None) -> Any:

@@ -1,33 +1,51 @@
 """The composition root: the parts of a question run, built from settings in one place.
 
-Every entry point - ``geoask ask``, the ``answer-question`` flow, the benchmark and the
-service - takes its agent models from :func:`model_provider` and its SQL runner, sandbox,
-schema retriever and catalog from :func:`open_parts`; ``bench verify`` takes its program
-runner from :func:`program_runner`. Each part is made by its own ``from_settings``, so a
-setting such as ``GEOASK_SQL_MAX_RESULT_MIB`` reaches all of them.
+Every entry point - ``geoask ask`` and ``ask()``, the ``answer-question`` flow, the benchmark
+and the service - takes a question run's :class:`QuestionServices` from :func:`open_services`
+(or :func:`services_from_parts` on parts shared by many runs): its agent models from
+:func:`model_provider` and its SQL runner, sandbox, schema retriever and catalog from
+:func:`open_parts`; ``bench verify`` takes its program runner from :func:`program_runner`.
+Each part is made by its own ``from_settings``, so a setting such as
+``GEOASK_SQL_MAX_RESULT_MIB`` reaches all of them. tests build a :class:`QuestionServices` with
+a scripted model provider and the real PostGIS and sandbox.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from geoask.cases.conversations import load_conversations, replay_cases
+from geoask.cases.loader import load_cases
+from geoask.cases.runner import ProgramRunner
+from geoask.catalog.model import Catalog, load_catalog
+from geoask.db.urls import reader_url_for_database
 from geoask.errors import ConfigurationError
 from geoask.models.llm import QUESTION_ROLES, REFERENCE_MODEL, ModelProvider, model_for
+from geoask.models.reference import REFERENCE_MODELS, reference_model
+from geoask.records.artifact_registry import ArtifactRegistry
+from geoask.records.execution_log import ExecutionRecorder
+from geoask.records.run_artifacts import RunArtifacts
+from geoask.retrieval.filters import RetrievalIntent
+from geoask.retrieval.retriever import SchemaSubset
+from geoask.retrieval.service import open_retriever
+from geoask.run.conversation import ConversationContext
+from geoask.run.state import Limits
+from geoask.run.variants import VARIANTS, Variant, VariantConfig, parse_variant
 from geoask.settings import Settings
+from geoask.sql.context import GuardContext
+from geoask.sql.executor import PostgresSqlRunner, SqlRunner
+from sandbox.bubblewrap import BubblewrapSandbox
+from sandbox.models import Sandbox
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from geoask.cases.loader import CaseTarget
     from geoask.cases.model import BenchmarkCase
-    from geoask.cases.runner import ProgramRunner
-    from geoask.catalog.model import Catalog
     from geoask.retrieval.retriever import SchemaRetriever
-    from geoask.sql.executor import PostgresSqlRunner
-    from sandbox.bubblewrap import BubblewrapSandbox
-
 
 
 def model_provider(
@@ -54,15 +72,10 @@ def model_provider(
             provider, missing key or endpoint); the message says what to set.
 
     """
-    from geoask.models.reference import REFERENCE_MODELS, reference_model
-
     chosen = settings.model_copy(update={"model": model}) if model else settings
     replay = None
     if chosen.model in REFERENCE_MODELS:
         if cases is None:
-            from geoask.cases.conversations import load_conversations, replay_cases
-            from geoask.cases.loader import load_cases
-
             cases = [item.case for item in load_cases(chosen.bench_cases_path)]
             if chosen.bench_conversations_path.exists():
                 cases += replay_cases(load_conversations(chosen.bench_conversations_path))
@@ -111,8 +124,6 @@ def settings_for_target(settings: Settings, target: CaseTarget) -> Settings:
         DatabaseError: a database is named but the embedded cluster has no credentials yet.
 
     """
-    from geoask.db.urls import reader_url_for_database
-
     update: dict[str, object] = {}
     if target.catalog is not None:
         update["catalog_path"] = target.catalog
@@ -128,11 +139,6 @@ def open_parts(settings: Settings) -> RunParts:
         ConfigurationError, CatalogError, RetrievalError, SandboxError: a part cannot be set up.
 
     """
-    from geoask.catalog.model import load_catalog
-    from geoask.retrieval.service import open_retriever
-    from geoask.sql.executor import PostgresSqlRunner
-    from sandbox.bubblewrap import BubblewrapSandbox
-
     catalog = load_catalog(settings.catalog_path)
     return RunParts(
         sql_runner=PostgresSqlRunner.from_settings(settings),
@@ -152,12 +158,6 @@ def program_runner(settings: Settings) -> ProgramRunner:
         ConfigurationError, CatalogError, SandboxError: a part cannot be set up.
 
     """
-    from geoask.cases.runner import ProgramRunner
-    from geoask.catalog.model import load_catalog
-    from geoask.sql.context import GuardContext
-    from geoask.sql.executor import PostgresSqlRunner
-    from sandbox.bubblewrap import BubblewrapSandbox
-
     return ProgramRunner(
         PostgresSqlRunner.from_settings(settings),
         BubblewrapSandbox.from_settings(settings),
@@ -165,3 +165,111 @@ def program_runner(settings: Settings) -> ProgramRunner:
         GuardContext.from_settings(settings, catalog=load_catalog(settings.catalog_path),
                                    derive_functions=True),
     )
+
+
+class SchemaSource(Protocol):
+    """Retrieves the schema subset for a question or subtask (``SchemaRetriever``)."""
+
+    def retrieve(self, query: str, intent: RetrievalIntent | None = None,
+                 within: Sequence[str] | None = None, geometry: bool = True) -> SchemaSubset:
+        """The schema subset for ``query`` under ``intent``'s filters, or of ``within``."""
+        ...
+
+
+class QuestionServices:
+    """Everything the tasks of one question run need (in-process objects, never serialised).
+
+    A plain class with ``__slots__`` on purpose, not a dataclass or pydantic model: Prefect
+    walks every dataclass and pydantic parameter of every task call, field by field, looking
+    for upstream futures, and walking the settings, catalog and growing log at each stage
+    took about a tenth of a benchmark question's CPU; a plain object is one leaf. Without a
+    ``__dict__`` it is also one leaf for the JSON encoder of a flow run's parameters (which
+    walked ``vars()`` into the catalog before giving up: ~25 ms per question); the run shows
+    it as ``<QuestionServices>``.
+
+    Attributes:
+        settings: the geoask settings.
+        variant: the pipeline variant.
+        models: role -> pydantic-ai model.
+        sql_runner: executes guard-checked SQL read-only.
+        sandbox: runs generated Python.
+        schema: retrieves schema subsets.
+        catalog: the semantic catalog (table summaries for the intent agent).
+        run_id: the run's id (artifact folder name; a fresh 12-hex-digit id when not given).
+        store: the run's artifact folder.
+        recorder: the execution log being written.
+        registry: the typed registry of the run's artifacts (``registry.json`` in the folder).
+        conversation: the bounded context of a conversation turn, None for a standalone
+            question (set by the flow).
+        reused: refs of earlier turns' artifacts the run's steps read.
+
+    """
+
+    __slots__ = ("catalog", "conversation", "models", "recorder", "registry", "reused",
+                 "run_id", "sandbox", "schema", "settings", "sql_runner", "store", "variant")
+
+    def __init__(self, *, settings: Settings, variant: Variant, models: ModelProvider,
+                 sql_runner: SqlRunner, sandbox: Sandbox, schema: SchemaSource,
+                 catalog: Catalog, run_id: str | None = None,
+                 conversation: ConversationContext | None = None) -> None:
+        """Hold the parts; open the run's artifact folder, registry and execution log."""
+        self.settings = settings
+        self.variant = variant
+        self.models = models
+        self.sql_runner = sql_runner
+        self.sandbox = sandbox
+        self.schema = schema
+        self.catalog = catalog
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.conversation = conversation
+        self.reused: list[str] = []
+        self.store = RunArtifacts(settings.artifact_root_url, self.run_id)
+        self.registry = ArtifactRegistry(self.store.url("registry.json"))
+        self.recorder = ExecutionRecorder(self.run_id, "", variant.value)
+        self.recorder.log.artifact_folder = self.store.folder
+
+    def __repr__(self) -> str:
+        """``QuestionServices(run_id=..., variant=...)``."""
+        return f"QuestionServices(run_id={self.run_id!r}, variant={self.variant.value})"
+
+    @property
+    def config(self) -> VariantConfig:
+        """What the variant switches on or off."""
+        return VARIANTS[self.variant]
+
+    @property
+    def limits(self) -> Limits:
+        """The recovery bounds from settings."""
+        return Limits.from_settings(self.settings)
+
+
+def open_services(settings: Settings, variant: Variant | str | None = None,
+                  model: str | None = None, *,
+                  models: ModelProvider | None = None) -> QuestionServices:
+    """A question run's production services: its models, then the parts of :func:`open_parts`.
+
+    Args:
+        settings: the geoask settings.
+        variant: the pipeline variant, by value or name (default ``GEOASK_VARIANT``).
+        model: replaces ``GEOASK_MODEL`` for this run (see :func:`model_provider`).
+        models: the run's models when already built (then ``model`` is not read).
+
+    Raises:
+        ConfigurationError: no model for some agent, or one that cannot be built (unknown
+            provider, missing key or endpoint) - raised before any other part is set up; an
+            unknown variant.
+        CatalogError, RetrievalError, SandboxError: another part cannot be set up.
+
+    """
+    chosen = variant if isinstance(variant, Variant) else parse_variant(variant or
+                                                                         settings.variant)
+    models = models or model_provider(settings, model)  # fails before any work
+    return services_from_parts(settings, chosen, models, open_parts(settings))
+
+
+def services_from_parts(settings: Settings, variant: Variant, models: ModelProvider,
+                        parts: RunParts) -> QuestionServices:
+    """A question run's services on already built (shared) parts."""
+    return QuestionServices(settings=settings, variant=variant, models=models,
+                            sql_runner=parts.sql_runner, sandbox=parts.sandbox,
+                            schema=parts.schema, catalog=parts.catalog)

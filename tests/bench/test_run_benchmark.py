@@ -107,10 +107,10 @@ def services(database, bench_settings) -> Iterator[None]:
     from geoask.embeddings.static import shipped_embedder
     from geoask.retrieval.index import InMemorySchemaIndex
     from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
+    from geoask.run.composition import QuestionServices
     from geoask.sql.executor import PostgresSqlRunner
     from sandbox.bubblewrap import BubblewrapSandbox
     from sandbox.runtime import ensure_runtime
-    from tasks.services import QuestionServices
 
     ensure_runtime(bench_settings.sandbox_runtime_path, bench_settings.sandbox_base_python)
     catalog = load_catalog(bench_settings.catalog_path)

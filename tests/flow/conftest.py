@@ -19,12 +19,12 @@ from geoask.embeddings.static import shipped_embedder
 from geoask.models.scripted import ScriptedModel
 from geoask.retrieval.index import InMemorySchemaIndex
 from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
+from geoask.run.composition import QuestionServices
 from geoask.run.variants import Variant
 from geoask.settings import Settings, get_settings
 from geoask.sql.executor import PostgresSqlRunner
 from sandbox.bubblewrap import BubblewrapSandbox
 from sandbox.runtime import ensure_runtime
-from tasks.services import QuestionServices
 
 models.ALLOW_MODEL_REQUESTS = False
 

@@ -17,11 +17,11 @@ from geoask.cases.model import BenchmarkCase
 from geoask.models.reference import reference_model
 from geoask.models.reference.faults import FaultKind, planned_fault
 from geoask.models.reference.react import react_actions
+from geoask.run.composition import QuestionServices
 from geoask.run.variants import Variant
 from geoask.settings import get_settings
 from geoask.sql.executor import PostgresSqlRunner
 from sandbox.fake import FakeSandbox
-from tasks.services import QuestionServices
 
 CASES = {item.case.id: item.case for item in load_cases(get_settings().bench_cases_path)}
 

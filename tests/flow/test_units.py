@@ -268,8 +268,8 @@ def test_report_of_a_rejected_question_names_no_route():
 def test_question_services_are_one_leaf_for_the_flow_run_parameters(tmp_path):
     from flows.answer_question import answer_question
     from geoask.catalog.model import Catalog
+    from geoask.run.composition import QuestionServices
     from geoask.settings import Settings
-    from tasks.services import QuestionServices
 
     services = QuestionServices(
         settings=Settings(artifact_root=str(tmp_path)), variant=Variant.FULL, models=None,

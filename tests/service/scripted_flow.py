@@ -35,11 +35,11 @@ def scripted_services(question: str, variant: str | None):
     from geoask.models.scripted import ScriptedModel
     from geoask.retrieval.index import InMemorySchemaIndex
     from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
+    from geoask.run.composition import QuestionServices
     from geoask.run.variants import parse_variant
     from geoask.settings import get_settings
     from geoask.sql.executor import PostgresSqlRunner
     from sandbox.bubblewrap import BubblewrapSandbox
-    from tasks.services import QuestionServices
 
     settings = get_settings()
     case = next((c for c in CASES if c.question == question), None)
