@@ -26,7 +26,7 @@ from geoask.errors import ServiceError
 if TYPE_CHECKING:
     from prefect import Flow
 
-    from geoask.service.local import ServerState
+    from geoask.service.state_file import ServerState
     from geoask.service.worker import QuestionWorker
     from geoask.settings import Settings
 
@@ -57,14 +57,9 @@ def server(
     """Start the Prefect server on 127.0.0.1 and serve answer-question and nightly-benchmark."""
     if ctx.invoked_subcommand is not None:
         return
-    from geoask.service.local import (
-        ServerState,
-        masked_url,
-        process_started_at,
-        running_server,
-        write_state,
-    )
+    from geoask.service.local import masked_url, running_server
     from geoask.service.server import PrefectServer, client_environment
+    from geoask.service.state_file import ServerState, process_started_at, write_state
     from geoask.settings import get_settings
 
     settings = get_settings()
@@ -143,7 +138,7 @@ def status_command() -> None:
 
 def _start_worker(settings: Settings, state: ServerState) -> QuestionWorker:
     """Start the warm question worker and record it in the server state."""
-    from geoask.service.local import write_state
+    from geoask.service.state_file import write_state
     from geoask.service.worker import QuestionWorker
 
     worker = QuestionWorker(settings)
@@ -154,7 +149,7 @@ def _start_worker(settings: Settings, state: ServerState) -> QuestionWorker:
 
 
 def _remove_own_state(settings: Settings) -> None:
-    from geoask.service.local import remove_state
+    from geoask.service.state_file import remove_state
 
     remove_state(settings, os.getpid())
 

@@ -25,22 +25,26 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from geoask.base.interrupt import detach
 from geoask.errors import ServiceError
+from geoask.service.state_file import (
+    ServerState,
+    is_process,
+    read_state,
+    remove_state,
+    state_path,
+)
 from geoask.settings import Settings
 
-STATE_FILE = "server.json"
 LOCK_FILE = "server.lock"
 SERVE_LOG = "serve.log"
 SERVER_COMMAND = "import sys; from geoask.app.cli import main; sys.argv[0] = 'geoask'; main()"
@@ -49,105 +53,6 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 """The source checkout (the served flows are imported from it by module name)."""
 ARTIFACT_FLUSH_S = 30.0
 """How long leaving :func:`prefect_api` waits for queued Prefect artifacts (s)."""
-
-
-@dataclass(frozen=True)
-class ServerState:
-    """What ``<home>/prefect/server.json`` records about a running geoask Prefect server.
-
-    Attributes:
-        api_url: ``http://127.0.0.1:<port>/api``.
-        pid: the ``geoask server`` process (SIGTERM stops it and its Prefect server).
-        port: TCP port on 127.0.0.1.
-        mode: ``background`` (started by a command) or ``foreground`` (``geoask server`` in
-            a terminal).
-        log_path: the Prefect server's output.
-        database: the server database's SQLAlchemy URL without its password.
-        started_at: the ``geoask server`` process's start (Unix time, psutil), so that a pid
-            reused by another program after a crash or reboot is never taken for it.
-        prefect_pid: its ``prefect server start`` child (a process group of its own).
-        prefect_started_at: that child's start, likewise.
-        worker_url: the warm question worker (:mod:`geoask.service.worker`), when it runs.
-        worker_token: the secret its requests carry (the file is mode 0600).
-
-    """
-
-    api_url: str
-    pid: int
-    port: int
-    mode: str
-    log_path: str
-    database: str
-    started_at: float | None = None
-    prefect_pid: int | None = None
-    prefect_started_at: float | None = None
-    worker_url: str | None = None
-    worker_token: str | None = None
-
-    @property
-    def dashboard_url(self) -> str:
-        """The Prefect UI: the API URL without ``/api``."""
-        return self.api_url.removesuffix("/api")
-
-
-def state_path(settings: Settings) -> Path:
-    """``<prefect home>/server.json``."""
-    return settings.prefect_home / STATE_FILE
-
-
-def read_state(settings: Settings) -> ServerState | None:
-    """The recorded server, or None when there is no (readable) state file."""
-    try:
-        return ServerState(**json.loads(state_path(settings).read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def write_state(settings: Settings, state: ServerState) -> None:
-    """Record ``state`` (atomically; mode 0600, the file names the database user)."""
-    path = state_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(asdict(state), indent=2))
-    temporary.chmod(0o600)
-    temporary.replace(path)
-
-
-def remove_state(settings: Settings, pid: int | None = None) -> None:
-    """Delete the state file (only when it still names ``pid``, if given)."""
-    state = read_state(settings)
-    if pid is None or (state is not None and state.pid == pid):
-        with contextlib.suppress(FileNotFoundError):
-            state_path(settings).unlink()
-
-
-def process_started_at(pid: int) -> float | None:
-    """When process ``pid`` started (Unix time); None when there is no such live process."""
-    import psutil
-
-    try:
-        process = psutil.Process(pid)
-        return None if process.status() == psutil.STATUS_ZOMBIE else process.create_time()
-    except psutil.Error:
-        return None
-
-
-def is_process(pid: int | None, started_at: float | None, program: str) -> bool:
-    """True when ``pid`` lives and is the process recorded as started at ``started_at``.
-
-    A record without a start time (written by an older geoask) must at least name
-    ``program`` on the process's command line; a pid now used by anything else is not it.
-    """
-    import psutil
-
-    now = process_started_at(pid) if pid else None
-    if now is None:
-        return False
-    if started_at is not None:
-        return abs(now - started_at) < 0.05
-    with contextlib.suppress(psutil.Error):
-        return program in " ".join(psutil.Process(pid).cmdline())
-    return False
 
 
 def running_server(settings: Settings) -> ServerState | None:

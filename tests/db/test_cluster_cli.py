@@ -67,7 +67,7 @@ def test_port_taken_gives_a_clear_error(database, tmp_path):
 
 def test_down_stops_the_recorded_prefect_server_first(cli, tmp_path):
     """`geoask db down` stops the geoask Prefect server whose database lives in the cluster."""
-    from geoask.service.local import ServerState, process_started_at, write_state
+    from geoask.service.state_file import ServerState, process_started_at, write_state
     from geoask.settings import Settings
 
     settings = Settings(home=tmp_path / "home")

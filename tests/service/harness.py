@@ -195,7 +195,7 @@ def start_background(arguments: list[str], name: str = "background"
     Returns the recorded server (``process`` None: it is not our child) and the command's
     outcome; stop the server with :func:`stop_background`.
     """
-    from geoask.service.local import ServerState
+    from geoask.service.state_file import ServerState
 
     work = Path("/tmp") / f"geoask-service-tests-{os.getpid()}-{name}"
     work.mkdir(mode=0o755, exist_ok=True)

@@ -9,16 +9,16 @@ import sys
 import pytest
 
 from geoask.errors import ServiceError
-from geoask.service import local
+from geoask.service import local, state_file
 from geoask.service.server import free_port
 from geoask.settings import Settings
 
 
-def state(pid: int, port: int, mode: str = "background", **extra) -> local.ServerState:
+def state(pid: int, port: int, mode: str = "background", **extra) -> state_file.ServerState:
     """A record of process ``pid`` as geoask writes it (with the process's start time)."""
-    return local.ServerState(api_url=f"http://127.0.0.1:{port}/api", pid=pid, port=port,
+    return state_file.ServerState(api_url=f"http://127.0.0.1:{port}/api", pid=pid, port=port,
                              mode=mode, log_path="/tmp/x.log", database="sqlite",
-                             started_at=local.process_started_at(pid), **extra)
+                             started_at=state_file.process_started_at(pid), **extra)
 
 
 def sleeper(*, session: bool = False) -> subprocess.Popen:
@@ -60,7 +60,7 @@ def test_an_explicit_api_url_starts_nothing(settings, monkeypatch, explicit, hea
         monkeypatch.delenv("PREFECT_API_URL", raising=False)
         settings = settings.model_copy(update={"server_api_url": healthy_api})
     assert local.ensure_server(settings) == healthy_api
-    assert not local.state_path(settings).exists()
+    assert not state_file.state_path(settings).exists()
     assert not (settings.prefect_home / local.SERVE_LOG).exists()
 
 
@@ -77,41 +77,41 @@ def test_an_explicit_api_url_that_does_not_answer_is_one_clear_error(settings, m
     name = "PREFECT_API_URL" if explicit == "environment" else "GEOASK_SERVER_API_URL"
     with pytest.raises(ServiceError, match=rf"{dead} \({name}\) does not answer"):
         local.ensure_server(settings)
-    assert not local.state_path(settings).exists()
+    assert not state_file.state_path(settings).exists()
 
 
 def test_a_record_whose_process_is_gone_is_stale_and_removed(settings):
     finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                               capture_output=True, text=True, check=True)
-    local.write_state(settings, state(int(finished.stdout), settings.server_port))
-    assert local.read_state(settings) is not None
+    state_file.write_state(settings, state(int(finished.stdout), settings.server_port))
+    assert state_file.read_state(settings) is not None
     assert local.running_server(settings) is None
-    assert not local.state_path(settings).exists()
+    assert not state_file.state_path(settings).exists()
     assert local.stop_server(settings) is None
 
 
 def test_a_live_process_that_does_not_answer_is_a_clear_error(settings):
     with sleeper() as hung:
         try:
-            local.write_state(settings, state(hung.pid, settings.server_port))
+            state_file.write_state(settings, state(hung.pid, settings.server_port))
             with pytest.raises(ServiceError, match=rf"pid {hung.pid}.* does not answer.*"
                                                    r"`geoask server stop`"):
                 local.running_server(settings)
             stopped = local.stop_server(settings, timeout_s=10)
             assert stopped is not None and stopped.pid == hung.pid
             assert hung.wait(timeout=10) == -15  # SIGTERM
-            assert not local.state_path(settings).exists()
+            assert not state_file.state_path(settings).exists()
         finally:
             hung.kill()
 
 
 def test_a_record_is_removed_only_by_its_own_process(settings):
-    local.write_state(settings, state(4242, settings.server_port))
-    local.remove_state(settings, pid=4343)
-    assert local.read_state(settings) == state(4242, settings.server_port)
-    assert oct(local.state_path(settings).stat().st_mode & 0o777) == "0o600"
-    local.remove_state(settings, pid=4242)
-    assert local.read_state(settings) is None
+    state_file.write_state(settings, state(4242, settings.server_port))
+    state_file.remove_state(settings, pid=4343)
+    assert state_file.read_state(settings) == state(4242, settings.server_port)
+    assert oct(state_file.state_path(settings).stat().st_mode & 0o777) == "0o600"
+    state_file.remove_state(settings, pid=4242)
+    assert state_file.read_state(settings) is None
 
 
 @pytest.mark.parametrize("record", ["another start time", "no start time, not geoask"])
@@ -121,11 +121,11 @@ def test_a_pid_reused_by_another_program_is_never_signalled(settings, record):
         try:
             recorded = state(other.pid, settings.server_port)
             started = (recorded.started_at or 0) - 3600 if record == "another start time" else None
-            local.write_state(settings, dataclasses.replace(recorded, started_at=started))
+            state_file.write_state(settings, dataclasses.replace(recorded, started_at=started))
             assert local.running_server(settings) is None  # stale: removed, nothing signalled
             assert local.stop_server(settings, timeout_s=1) is None
             assert other.poll() is None
-            assert not local.state_path(settings).exists()
+            assert not state_file.state_path(settings).exists()
         finally:
             other.kill()
 
@@ -136,9 +136,9 @@ def test_the_prefect_server_of_a_killed_geoask_server_is_stopped(settings):
                           capture_output=True, text=True, check=True)
     with sleeper(session=True) as orphan:
         try:
-            local.write_state(settings, dataclasses.replace(
+            state_file.write_state(settings, dataclasses.replace(
                 state(int(gone.stdout), settings.server_port), prefect_pid=orphan.pid,
-                prefect_started_at=local.process_started_at(orphan.pid)))
+                prefect_started_at=state_file.process_started_at(orphan.pid)))
             assert local.running_server(settings) is None
             assert orphan.wait(timeout=10) == -15  # SIGTERM to its group
         finally:
@@ -150,9 +150,9 @@ def test_an_unreadable_record_counts_as_none_and_starts_no_second_server(setting
     # Attack finding 9: a corrupt record made the next command start a second server while
     # the first one ran on, unknown to `geoask server stop`.
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    local.state_path(settings).parent.mkdir(parents=True)
-    local.state_path(settings).write_text("{not json")
-    assert local.read_state(settings) is None
+    state_file.state_path(settings).parent.mkdir(parents=True)
+    state_file.state_path(settings).write_text("{not json")
+    assert state_file.read_state(settings) is None
     for call in (local.running_server, local.stop_server, local.ensure_server):
         with pytest.raises(ServiceError, match=r"server record .* is unreadable"):
             call(settings)
@@ -173,4 +173,4 @@ def test_a_server_that_exits_at_start_is_one_clear_error(settings, monkeypatch):
     monkeypatch.setattr(local, "SERVER_COMMAND", "import sys; print('boom: no luck'); sys.exit(3)")
     with pytest.raises(ServiceError, match=r"exited with code 3 while starting: boom: no luck"):
         local.ensure_server(settings)
-    assert local.read_state(settings) is None
+    assert state_file.read_state(settings) is None

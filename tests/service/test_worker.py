@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from geoask.errors import ConfigurationError, GeoaskError
-from geoask.service import local, worker
+from geoask.service import local, state_file, worker
 from geoask.settings import Settings
 from geoask.vocabulary.question_result import QuestionResult
 
@@ -38,7 +38,7 @@ def running(settings: Settings, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     started = worker.QuestionWorker(settings)
     url = started.start(warm_up=False)
-    state = local.ServerState(api_url="http://127.0.0.1:1/api", pid=1, port=1,
+    state = state_file.ServerState(api_url="http://127.0.0.1:1/api", pid=1, port=1,
                               mode="background", log_path="/tmp/x.log", database="-",
                               worker_url=url, worker_token=started.token)
     monkeypatch.setattr(local, "running_server", lambda _settings: state)
