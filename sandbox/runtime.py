@@ -31,6 +31,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from geoask.errors import SandboxError
+from geoask.settings import get_settings
 
 #: Libraries a generated analysis script may import (pip requirement specifiers).
 ANALYSIS_REQUIREMENTS: tuple[str, ...] = (
@@ -253,8 +254,6 @@ def _make_world_readable(folder: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Build or check the runtime (``python -m sandbox.runtime [--force]``); return exit code."""
-    from geoask.settings import get_settings
-
     args = sys.argv[1:] if argv is None else argv
     settings = get_settings()
     try:

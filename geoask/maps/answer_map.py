@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import geopandas as gpd
 
+from geoask.base.storage import filesystem_for, write_atomic
 from geoask.maps.answer_features import (
     AnswerFeatures,
     geojson_layers,
@@ -37,6 +38,7 @@ from geoask.maps.answer_features import (
     pick_answer,
     read_layers,
 )
+from geoask.maps.interactive_map import interactive_map_html
 from geoask.maps.raster_map import raster_backdrop, raster_bounds_wgs84, raster_urls
 from geoask.sql.crs import utm_epsg
 
@@ -247,9 +249,6 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
         failed (logged).
 
     """
-    from geoask.base.storage import write_atomic
-    from geoask.maps.interactive_map import interactive_map_html
-
     try:
         files = geojson_layers(step_artifacts)
         layers = read_layers(files)
@@ -278,8 +277,6 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
 
 
 def _read_bytes(url: str) -> bytes:
-    from geoask.base.storage import filesystem_for
-
     filesystem, path = filesystem_for(url)
     with filesystem.open(path, "rb") as handle:
         return bytes(handle.read())

@@ -21,6 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from geoask.base.storage import filesystem_for, write_atomic
+from geoask.errors import ArtifactWriteError
 from geoask.vocabulary.artifacts import ArtifactRef
 
 EXPORT_SRID = 4326
@@ -276,8 +278,6 @@ class ArtifactRegistry:
             ArtifactWriteError: it could not be written.
 
         """
-        from geoask.base.storage import write_atomic
-
         payload = [e.model_dump(mode="json") for e in self.entries]
         write_atomic(self.url, json.dumps(payload, ensure_ascii=False, indent=2).encode())
 
@@ -289,9 +289,6 @@ class ArtifactRegistry:
             ArtifactWriteError: the file exists but cannot be read or is not a registry.
 
         """
-        from geoask.base.storage import filesystem_for
-        from geoask.errors import ArtifactWriteError
-
         fs, path = filesystem_for(url)
         if not fs.exists(path):
             return []

@@ -27,6 +27,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from geoask.base.storage import filesystem_for, write_atomic
 from geoask.errors import ArtifactWriteError
+from geoask.records.artifact_publisher import submit
 from geoask.sql.export import dumps_exact
 
 _KEY_CHARS = re.compile(r"[^a-z0-9-]+")
@@ -205,7 +206,6 @@ def _publish(make: Callable[[], Any]) -> None:
     # Artifacts are a view for the UI; the files under the run folder are the record. A UI
     # that is down must not fail the question, nor make it wait: they are posted in the
     # background (geoask.records.artifact_publisher).
-    from geoask.records.artifact_publisher import submit
 
     try:
         submit(make())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from geoask.records.execution_log import ExecutionLog
+from geoask.records.run_artifacts import markdown_table
 
 
 def trace_rows(log: ExecutionLog) -> list[dict[str, Any]]:
@@ -47,8 +48,6 @@ def trace_rows(log: ExecutionLog) -> list[dict[str, Any]]:
 
 def trace_markdown(log: ExecutionLog) -> str:
     """The ``## Trace`` section of the run summary: :func:`trace_rows` as a markdown table."""
-    from geoask.records.run_artifacts import markdown_table
-
     return (f"## Trace\n\n{log.outcome}, route {log.route}, {log.guardrail_retries} "
             f"guardrail retries; tokens and timings per stage:\n\n"
             f"{markdown_table(trace_rows(log))}")

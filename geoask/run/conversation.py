@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from geoask.base.storage import filesystem_for, write_atomic
 from geoask.errors import ArtifactWriteError, ConfigurationError
 from geoask.records.artifact_registry import RegistryEntry, turn_ref
 
@@ -113,8 +114,6 @@ class ConversationStore:
             ArtifactWriteError: the file exists but cannot be read.
 
         """
-        from geoask.base.storage import filesystem_for
-
         url = self.url(conversation_id)
         fs, path = filesystem_for(url)
         if not fs.exists(path):
@@ -172,8 +171,6 @@ class ConversationStore:
         return conversation
 
     def _write(self, conversation: Conversation) -> None:
-        from geoask.base.storage import write_atomic
-
         write_atomic(self.url(conversation.id),
                      conversation.model_dump_json(indent=2).encode("utf-8"))
 
@@ -181,7 +178,6 @@ class ConversationStore:
     def _locked(self, conversation_id: str) -> Iterator[None]:
         from fsspec.implementations.local import LocalFileSystem
 
-        from geoask.base.storage import filesystem_for
 
         fs, path = filesystem_for(self.url(conversation_id))
         if not isinstance(fs, LocalFileSystem):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from geoask.base.storage import filesystem_for
 from geoask.records.artifact_registry import EXPORT_SRID, ArtifactKind, RegistryEntry
 
 
@@ -130,8 +131,6 @@ def check_inputs(step: str, refs: Sequence[str], entries: Mapping[str, RegistryE
     artifact root and the sandbox's), a file whose resolved path is under none counts as
     outside.
     """
-    from geoask.base.storage import filesystem_for
-
     checked = tuple(ref for ref in refs if ref in entries or ref.startswith("turn-"))
     existing, outside = set(), set()
     resolved_roots = [_resolved(root) + "/" for root in roots]
@@ -153,7 +152,6 @@ def _resolved(url: str) -> str:
 
     from fsspec.implementations.local import LocalFileSystem
 
-    from geoask.base.storage import filesystem_for
 
     fs, path = filesystem_for(url)
     if isinstance(fs, LocalFileSystem):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import psycopg
 
+from geoask.db.urls import reader_url
 from geoask.settings import Settings
 from geoask.sql.functions import REFUSED_FUNCTIONS
 
@@ -73,7 +74,6 @@ def catalog_postgis_functions(settings: Settings) -> frozenset[str]:
     """
     if not settings.sql_functions_from_catalog:
         return frozenset()
-    from geoask.db.urls import reader_url
 
     try:
         url = reader_url(settings)

@@ -22,6 +22,7 @@ from psycopg.types import TypeInfo
 from shapely.geometry.base import BaseGeometry
 
 from geoask.catalog.spatial import SpatialKind, spatial_kind
+from geoask.db.urls import reader_url
 from geoask.errors import DatabaseError, QueryExecutionError
 from geoask.sql.guard import CheckedQuery
 
@@ -175,8 +176,6 @@ class PostgresSqlRunner:
             ConfigurationError: the reader's URL cannot be formed (no password file yet).
 
         """
-        from geoask.db.urls import reader_url
-
         return cls(reader_url(settings), statement_timeout_s=settings.statement_timeout_s,
                    max_result_mib=settings.sql_max_result_mib)
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from geoask.errors import QueryRejectedError
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import TOO_DEEP_DESCRIPTION, ParsedQuery, parse_query
 from geoask.sql.pgview import PgView
@@ -79,8 +80,6 @@ def find_violation(sql: str, context: GuardContext) -> GuardViolation | None:
     >>> find_violation("SELECT 1; DROP TABLE t", GuardContext()).rule
     'single_statement'
     """
-    from geoask.errors import QueryRejectedError
-
     try:
         query = parse_query(sql, context.max_sql_chars)
         return first_violation(query, context)

@@ -86,7 +86,8 @@ def test_cli_run_exports_geojson_that_geopandas_reads_back_exactly(reader_url, t
     import geopandas
     import numpy as np
 
-    monkeypatch.setattr("geoask.db.urls.reader_url", lambda settings: reader_url)
+    for module in ("geoask.sql.executor", "geoask.sql.catalog_functions"):  # where it is used
+        monkeypatch.setattr(f"{module}.reader_url", lambda settings: reader_url)
     sql = "SELECT state_fips, state_name, geom FROM demo.us_states ORDER BY state_fips LIMIT 5"
     result = CliRunner().invoke(app, ["sql", "run", "--out", str(tmp_path), "-"], input=sql)
     assert result.exit_code == 0, result.output
@@ -112,7 +113,8 @@ def test_cli_run_exports_geojson_that_geopandas_reads_back_exactly(reader_url, t
 
 
 def test_cli_run_reports_a_classified_database_error(reader_url, tmp_path, monkeypatch):
-    monkeypatch.setattr("geoask.db.urls.reader_url", lambda settings: reader_url)
+    for module in ("geoask.sql.executor", "geoask.sql.catalog_functions"):  # where it is used
+        monkeypatch.setattr(f"{module}.reader_url", lambda settings: reader_url)
     result = CliRunner().invoke(
         app, ["sql", "run", "--out", str(tmp_path), "-"], input="SELECT nope FROM demo.airports"
     )
