@@ -58,16 +58,7 @@ class SandboxLimits(BaseModel):
     @classmethod
     def from_settings(cls, settings: Settings) -> SandboxLimits:
         """Build the default limits from the ``GEOASK_SANDBOX_*`` settings."""
-        return cls(
-            memory_mib=settings.sandbox_memory_mib,
-            cpu_s=settings.sandbox_cpu_s,
-            timeout_s=settings.sandbox_timeout_s,
-            file_size_mib=settings.sandbox_file_size_mib,
-            open_files=settings.sandbox_open_files,
-            max_tasks=settings.sandbox_max_tasks,
-            tmp_mib=settings.sandbox_tmp_mib,
-            scratch_mib=settings.sandbox_scratch_mib,
-        )
+        return cls(**settings.values_for("sandbox_", cls.model_fields))
 
     @classmethod
     def for_session(cls, settings: Settings) -> SandboxLimits:

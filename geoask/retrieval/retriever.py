@@ -24,7 +24,7 @@ import re
 import statistics
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,17 +67,8 @@ class RetrievalConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RetrievalConfig:
-        """The configuration given by ``settings``."""
-        return cls(
-            alpha=settings.retrieval_alpha,
-            max_tables=settings.retrieval_max_tables,
-            min_relative_score=settings.retrieval_min_relative_score,
-            min_ranked_tables=settings.retrieval_min_ranked_tables,
-            lexical_weight=settings.retrieval_lexical_weight,
-            lexical_keep=settings.retrieval_lexical_keep,
-            column_margin=settings.retrieval_column_margin,
-            cache_size=settings.retrieval_cache_size,
-        )
+        """The configuration given by the ``GEOASK_RETRIEVAL_*`` settings."""
+        return cls(**settings.values_for("retrieval_", (f.name for f in fields(cls))))
 
 
 class RetrievedTable(BaseModel):

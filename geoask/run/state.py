@@ -64,12 +64,7 @@ class Limits(BaseModel):
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
         """The bounds from ``GEOASK_FLOW_*`` settings."""
-        return cls(
-            max_step_attempts=settings.flow_max_step_attempts,
-            max_repairs=settings.flow_max_repairs,
-            max_replans=settings.flow_max_replans,
-            max_step_runs=settings.flow_max_step_runs,
-        )
+        return cls(**settings.values_for("flow_", cls.model_fields))
 
 
 class StepFailure(BaseModel):

@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -41,6 +43,20 @@ class Settings(ServiceSettings, RunSettings, ModelSettings, SandboxSettings, Ret
     @classmethod
     def _usable_storage(cls, value: str | None) -> str | None:
         return check_storage_url(value)
+
+    def values_for(self, prefix: str, names: Iterable[str]) -> dict[str, Any]:
+        """``{name: <setting prefix + name>}`` for each of ``names`` that is a setting.
+
+        How a part's own configuration (recovery bounds, sandbox limits, retrieval tuning) is
+        read from its settings group: the group's fields are named ``<prefix><field>``, so a
+        field added to both is read with no copying code; names without a setting keep the
+        part's default.
+
+        >>> Settings().values_for("flow_", ["max_replans", "not_a_setting"])
+        {'max_replans': 2}
+        """
+        fields = type(self).model_fields
+        return {name: getattr(self, prefix + name) for name in names if prefix + name in fields}
 
     @property
     def bench_out_path(self) -> Path:
