@@ -35,11 +35,13 @@ from pydantic_ai.settings import ModelSettings, merge_model_settings
 
 from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
 from geoask.settings import Settings
+from geoask.settings.models import AGENT_ROLES
 
-QUESTION_ROLES: Final = ("intent", "planner", "sql", "compute", "reviewer", "answer", "react")
+QUESTION_ROLES: Final = tuple(role.name for role in AGENT_ROLES if role.question_run)
 """The agents of a question run (``react`` only in the REACT variant)."""
-ROLES: Final = (*QUESTION_ROLES, "catalog")
-"""Every agent role: the question run's and ``catalog`` (``geoask catalog draft --describe``)."""
+ROLES: Final = tuple(role.name for role in AGENT_ROLES)
+"""Every agent role (:data:`geoask.settings.models.AGENT_ROLES`): the question run's and
+``catalog`` (``geoask catalog draft --describe``)."""
 OPENAI_COMPATIBLE_PREFIX: Final = "openai-compatible:"
 REFERENCE_MODEL: Final = "reference"
 

@@ -5,11 +5,51 @@ One group of :class:`geoask.settings.Settings` (a ``GEOASK_*`` variable per fiel
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, SecretStr
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import BaseModel, Field, SecretStr, create_model
 
 
-class ModelSettings(BaseModel):
-    """Language models of the agents (geoask/models/llm.py, issue #6)."""
+@dataclass(frozen=True)
+class AgentRole:
+    """An agent role: ``GEOASK_MODEL_<NAME>`` picks its model; ``agents/<name>.py`` plays it.
+
+    Attributes:
+        name: the role (the pydantic-ai agent's ``name``, the reference model's reply key).
+        agent: the agent, as the role's setting describes it.
+        question_run: True when a question run uses it (every role but ``catalog``).
+
+    """
+
+    name: str
+    agent: str
+    question_run: bool = True
+
+    @property
+    def setting(self) -> str:
+        """The settings field of the role's model (``model_<name>``)."""
+        return f"model_{self.name}"
+
+
+AGENT_ROLES: Final = (
+    AgentRole("intent", "the intent agent"),
+    AgentRole("planner", "the planner agent"),
+    AgentRole("sql", "the SQL agent"),
+    AgentRole("compute", "the compute (Python) agent"),
+    AgentRole("reviewer", "the reviewer agent"),
+    AgentRole("answer", "the answer agent"),
+    AgentRole("react", "the ReAct agent of the REACT variant"),
+    AgentRole("catalog", "the catalog agent of `geoask catalog draft --describe`",
+              question_run=False),
+)
+"""Every agent role, in the order of a question run: one line here gives a new role its model
+setting (``GEOASK_MODEL_<NAME>``, documented from the line) and its place in
+:data:`geoask.models.llm.ROLES`; tests ask for its agent and its reference replay."""
+
+
+class _DefaultModel(BaseModel):
+    """The model of every agent (declared first: the settings table keeps this order)."""
 
     model: str | None = Field(
         default=None,
@@ -21,33 +61,20 @@ class ModelSettings(BaseModel):
             "replay model. Unset: no agent can run and `geoask ask` says how to set it."
         ),
     )
-    model_intent: str | None = Field(
-        default=None, description="Model of the intent agent (overrides GEOASK_MODEL)."
-    )
-    model_planner: str | None = Field(
-        default=None, description="Model of the planner agent (overrides GEOASK_MODEL)."
-    )
-    model_sql: str | None = Field(
-        default=None, description="Model of the SQL agent (overrides GEOASK_MODEL)."
-    )
-    model_compute: str | None = Field(
-        default=None, description="Model of the compute (Python) agent (overrides GEOASK_MODEL)."
-    )
-    model_reviewer: str | None = Field(
-        default=None, description="Model of the reviewer agent (overrides GEOASK_MODEL)."
-    )
-    model_answer: str | None = Field(
-        default=None, description="Model of the answer agent (overrides GEOASK_MODEL)."
-    )
-    model_react: str | None = Field(
-        default=None,
-        description="Model of the ReAct agent of the REACT variant (overrides GEOASK_MODEL).",
-    )
-    model_catalog: str | None = Field(
-        default=None,
-        description="Model of the catalog agent of `geoask catalog draft --describe` "
-        "(overrides GEOASK_MODEL).",
-    )
+
+
+_RoleModels = create_model(
+    "_RoleModels",
+    __base__=_DefaultModel,
+    **{role.setting: (str | None, Field(default=None, description=(
+        f"Model of {role.agent} (overrides GEOASK_MODEL).")))
+       for role in AGENT_ROLES},
+)  # type: ignore[call-overload]
+
+
+class ModelSettings(_RoleModels):  # type: ignore[misc,valid-type]
+    """Language models of the agents (geoask/models/llm.py, issue #6)."""
+
     catalog_describe_values: int = Field(
         default=8, ge=0, le=50,
         description="Most sampled values per column shown to the catalog agent "

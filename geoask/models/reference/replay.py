@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -159,26 +159,31 @@ class ReferenceModel:
                 return IntentRejection(rejection_type=RejectionType.NOT_ANSWERABLE,
                                        message=UNKNOWN_QUESTION_MESSAGE)
             raise ValueError(UNKNOWN_QUESTION_MESSAGE)
-        if role == "intent":
-            missing = [q for q in getattr(case, "earlier_questions", []) if q not in prompt]
-            if missing:  # a follow-up whose context is not in the conversation
-                return IntentRejection(rejection_type=RejectionType.NOT_ANSWERABLE,
-                                       message=clarifying_message(missing[-1]))
-            return case_intent(case)
-        if role == "planner":
-            shown = dict(_OUTLINE_TABLE.findall(prompt))
-            return case_plan(case, replanned="Earlier plans failed" in prompt,
-                             shown_tables=list(shown), granularities=shown)
-        if role == "answer":
-            return case_answer(case, prompt)
-        if role == "reviewer":
-            return self._review(case, prompt)
-        step = self._step(case, prompt)
-        if role == "sql":
-            return self._sql(case, step, retried)
-        if role == "compute":
-            return self._compute(case, step, retried)
-        raise ValueError(f"the reference model has no role {role!r}")
+        replay = _REPLIES.get(role)
+        if replay is None:
+            raise ValueError(f"the reference model has no role {role!r}")
+        return replay(self, case, prompt, retried)
+
+    def _intent(self, case: BenchmarkCase, prompt: str, retried: bool) -> BaseModel:
+        missing = [q for q in getattr(case, "earlier_questions", []) if q not in prompt]
+        if missing:  # a follow-up whose context is not in the conversation
+            return IntentRejection(rejection_type=RejectionType.NOT_ANSWERABLE,
+                                   message=clarifying_message(missing[-1]))
+        return case_intent(case)
+
+    def _plan(self, case: BenchmarkCase, prompt: str, retried: bool) -> BaseModel:
+        shown = dict(_OUTLINE_TABLE.findall(prompt))
+        return case_plan(case, replanned="Earlier plans failed" in prompt,
+                         shown_tables=list(shown), granularities=shown)
+
+    def _answer(self, case: BenchmarkCase, prompt: str, retried: bool) -> BaseModel:
+        return case_answer(case, prompt)
+
+    def _sql_step(self, case: BenchmarkCase, prompt: str, retried: bool) -> BaseModel:
+        return self._sql(case, self._step(case, prompt), retried)
+
+    def _compute_step(self, case: BenchmarkCase, prompt: str, retried: bool) -> BaseModel:
+        return self._compute(case, self._step(case, prompt), retried)
 
     def _step(self, case: BenchmarkCase, prompt: str) -> ReferenceStep:
         match = re.search(r'^Step \(JSON\): (.*)$', prompt, re.MULTILINE)
@@ -224,7 +229,7 @@ class ReferenceModel:
                      if case.measurement else ""))
         return ComputeScript(script=script, method=method[:500])
 
-    def _review(self, case: BenchmarkCase, prompt: str) -> Review:
+    def _review(self, case: BenchmarkCase, prompt: str, retried: bool = False) -> Review:
         fault = planned_fault(case) if self.faulty else None
         if fault is not None and fault.kind is FaultKind.DEGREES:
             key = (case.question, "review", fault.step_id)
@@ -239,6 +244,19 @@ class ReferenceModel:
                                      "in EPSG:4326); reproject to a metric CRS and recompute")
         return Review(decision=ReviewDecision.ACCEPT,
                       reason="the evidence has the fields of the answer contract")
+
+
+_Reply = Callable[[ReferenceModel, BenchmarkCase, str, bool], BaseModel]
+
+_REPLIES: Final[dict[str, _Reply]] = {
+    "intent": ReferenceModel._intent, "planner": ReferenceModel._plan,
+    "sql": ReferenceModel._sql_step, "compute": ReferenceModel._compute_step,
+    "reviewer": ReferenceModel._review, "answer": ReferenceModel._answer,
+}
+"""Agent role -> the reply of :meth:`ReferenceModel.reply` (``react`` answers by
+:meth:`ReferenceModel.react_reply`, over the whole conversation of tool calls)."""
+REPLAYED_ROLES: Final = frozenset({*_REPLIES, "react"})
+"""The agent roles the reference model plays (every question-run role)."""
 
 
 _ROLE_BY_OUTPUT: Final = {
