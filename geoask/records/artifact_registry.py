@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from geoask.base.formats import JSON
 from geoask.vocabulary.artifacts import ArtifactRef
 
 EXPORT_SRID = 4326
@@ -229,7 +230,7 @@ def step_entries(read_text: Callable[[str], str], artifacts: Iterable[ArtifactRe
             preview = json.loads(read_text(preview_url(artifact.url)))
             entries.append(entry_from_sql(artifact, preview, step=step, run_id=run_id,
                                           units=units))
-        elif artifact.name == "result" and artifact.format == "json":
+        elif artifact.name == "result" and artifact.format == JSON.name:
             saved = json.loads(read_text(artifact.url))
             entries.append(entry_from_script(artifact, saved, step=step, run_id=run_id))
         else:
