@@ -56,7 +56,7 @@ class RegistryEntry(BaseModel):
         name: artifact name (SQL statement name, ``result`` for a script's result).
         kind: :class:`ArtifactKind`.
         url: fsspec URL of the file.
-        format: ``geojson``, ``json`` or a media type.
+        format: an export format's name or a media type (:mod:`geoask.base.formats`).
         srid: SRID of the coordinates in the file (4326 for features), None without geometry.
         native_crs: the CRS the source column is stored in (``EPSG:2263``), when known.
         bbox_wgs84: ``[min_lon, min_lat, max_lon, max_lat]`` of all geometries, or None.
