@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -19,6 +20,7 @@ from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
+from geoask.base.formats import EXPORT_FORMATS
 from geoask.vocabulary.drafts import ComputeOutput, ComputeRefusal, ComputeScript
 from geoask.vocabulary.plan import ExecutionConstraints, Intent, OperationIntent, PlanStep
 from sandbox.protocol import PROTOCOL_EXAMPLE
@@ -71,11 +73,19 @@ class ComputeDeps:
 ANALYSIS_IMPORTS = tuple(name for name in AVAILABLE_IMPORTS if name.isidentifier())
 SANDBOX_LIBRARIES = [name for name in ANALYSIS_IMPORTS if name not in sys.stdlib_module_names]
 
+
+
+def read_inputs_rule() -> str:
+    """The instructions' rule on reading inputs: each export format's reading hint, wrapped."""
+    hints = "; ".join(f.script_hint for f in EXPORT_FORMATS)
+    return textwrap.fill(f"- Read inputs only from their /input paths ({hints}); write other "
+                         "files only under /scratch.", width=92, subsequent_indent="  ")
+
+
 INSTRUCTIONS = f"""\
 Write one Python script for one computation step. It runs in a sandbox without database or
 network, over the input files (previews given) that the listed SQL exported.
-- Read inputs only from their /input paths (GeoJSON: geopandas.read_file; JSON: json or
-  pandas; GeoTIFF .tif: rasterio.open); write other files only under /scratch.
+{read_inputs_rule()}
 - Import only {", ".join(SANDBOX_LIBRARIES)} and the standard library, but no subprocess,
   socket, network, database, ctypes or multiprocessing; no exec, eval or __import__.
 - Use column names exactly as in the previews and the SQL.

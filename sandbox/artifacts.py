@@ -8,13 +8,15 @@ import shutil
 import stat
 from pathlib import Path
 
+from geoask.base.formats import EXPORT_FORMATS
 from geoask.base.storage import filesystem_for
 from sandbox.models import Artifact
 
 #: Most files collected from one run's ``/scratch``.
 MAX_ARTIFACTS = 200
 
-mimetypes.add_type("application/geo+json", ".geojson")
+for _format in EXPORT_FORMATS:  # a script's file of an export suffix gets its media type
+    mimetypes.add_type(_format.media_type, _format.suffix)
 mimetypes.add_type("application/vnd.apache.parquet", ".parquet")
 mimetypes.add_type("application/geopackage+sqlite3", ".gpkg")
 

@@ -23,6 +23,7 @@ from agents.planner import PlannerDeps, planner_agent
 from agents.planner import prompt as planner_prompt
 from agents.reviewer import ReviewerDeps, reviewer_agent
 from agents.reviewer import prompt as reviewer_prompt
+from geoask.base.formats import stored_format
 from geoask.catalog.model import TemporalGranularity
 from geoask.catalog.summary import catalog_summary
 from geoask.maps.answer_map import AnswerMaps, draw_answer_maps
@@ -166,7 +167,8 @@ def build_evidence(services: QuestionServices, state: ExecutionState) -> str:
     last = done[-1]
     parts = [f"Evidence from step {last.id} ({last.kind.value}):"]
     for artifact in last.artifacts:
-        if artifact.format in ("json", "geojson") and artifact.name != "result":
+        readable = stored_format(artifact.format)
+        if readable is not None and readable.read_records and artifact.name != "result":
             records = records_from_artifact(services.store.read_text(artifact.url),
                                             artifact.format)
             parts.append(sql_evidence(artifact.name, records, artifact.preview,

@@ -22,6 +22,7 @@ from agents.compute import ComputeAttempt, ComputeDeps, InputArtifact, compute_a
 from agents.compute import prompt as compute_prompt
 from agents.sql import SqlAttempt, SqlDeps, sql_agent
 from agents.sql import prompt as sql_prompt
+from geoask.base.formats import JSON
 from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.models.retry import is_infrastructure_failure
 from geoask.records.artifact_registry import RegistryEntry
@@ -168,13 +169,13 @@ def run_python_step(
         services.recorder.tool(step_id, "sandbox", "ok", outcome.protocol.summary, elapsed)
         result = outcome.protocol.result
         result_url = services.store.write_json(
-            f"{step_id}/result.json",
+            f"{step_id}/{JSON.file_name('result')}",
             {"summary": outcome.protocol.summary, "result": result, "script": script_url},
         )
         fields = sorted(result) if isinstance(result, dict) else sorted(
             {k for row in result if isinstance(row, dict) for k in row})
         reference = ArtifactRef(
-            name="result", url=result_url, format="json", fields=fields,
+            name="result", url=result_url, format=JSON.name, fields=fields,
             row_count=len(result) if isinstance(result, list) else None,
             preview=python_evidence(outcome.protocol.summary, result, max_chars=2000),
         )

@@ -29,12 +29,12 @@ import geopandas as gpd
 import pandas as pd
 from shapely.geometry import box, shape
 
+from geoask.base.formats import GEOJSON, format_of
 from geoask.vocabulary.answers import AnswerType, FinalAnswer
 
 if TYPE_CHECKING:
     from geoask.vocabulary.artifacts import ArtifactRef
 
-GEOJSON_FORMATS: Final = frozenset({"geojson", "application/geo+json"})
 ANSWER_COLOUR: Final = "#d62728"
 CONTEXT_COLOURS: Final = ("#9a9a9a", "#b8b8b8", "#7f7f7f", "#c9c9c9")
 LAYER_COLOURS: Final = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -88,7 +88,7 @@ def geojson_layers(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[tupl
     names: set[str] = set()
     for artifacts in step_artifacts:
         for artifact in artifacts:
-            if artifact.format not in GEOJSON_FORMATS:
+            if format_of(artifact.format) is not GEOJSON:
                 continue
             name, number = artifact.name, 1
             while name in names:

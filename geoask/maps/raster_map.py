@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from geoask.base.formats import Content, holds
+
 if TYPE_CHECKING:
     from geoask.vocabulary.artifacts import ArtifactRef
 
-RASTER_FORMATS = frozenset({"geotiff", "image/tiff"})
 Bounds = tuple[float, float, float, float]
 
 
@@ -49,7 +50,7 @@ class RasterBackdrop:
 def raster_urls(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[str]:
     """URLs of the GeoTIFF files of a run's steps, in step order."""
     return [a.url for artifacts in step_artifacts for a in artifacts
-            if a.format in RASTER_FORMATS]
+            if holds(a.format, Content.RASTER)]
 
 
 def raster_bounds_wgs84(data: bytes) -> Bounds:

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from geoask.base.formats import JSON
 from geoask.base.storage import filesystem_for, write_atomic
 from geoask.errors import ArtifactWriteError
 from geoask.vocabulary.artifacts import ArtifactRef
@@ -57,7 +58,7 @@ class RegistryEntry(BaseModel):
         name: artifact name (SQL statement name, ``result`` for a script's result).
         kind: :class:`ArtifactKind`.
         url: fsspec URL of the file.
-        format: ``geojson``, ``json`` or a media type.
+        format: an export format's name or a media type (:mod:`geoask.base.formats`).
         srid: SRID of the coordinates in the file (4326 for features), None without geometry.
         native_crs: the CRS the source column is stored in (``EPSG:2263``), when known.
         bbox_wgs84: ``[min_lon, min_lat, max_lon, max_lat]`` of all geometries, or None.
@@ -231,7 +232,7 @@ def step_entries(read_text: Callable[[str], str], artifacts: Iterable[ArtifactRe
             preview = json.loads(read_text(preview_url(artifact.url)))
             entries.append(entry_from_sql(artifact, preview, step=step, run_id=run_id,
                                           units=units))
-        elif artifact.name == "result" and artifact.format == "json":
+        elif artifact.name == "result" and artifact.format == JSON.name:
             saved = json.loads(read_text(artifact.url))
             entries.append(entry_from_script(artifact, saved, step=step, run_id=run_id))
         else:

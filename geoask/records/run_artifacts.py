@@ -1,9 +1,10 @@
 """A question run's artifacts: files through fsspec, and Prefect artifacts with stable keys.
 
 Files go under ``<artifact root>/<run id>/`` (``GEOASK_ARTIFACT_ROOT``, default
-``<home>/artifacts``): ``sql-1/<name>.geojson|json`` and ``.preview.json``,
-``sql-1/attempt-<n>.sql``, ``python-1/script-<n>.py``, ``python-1/stdout.txt``,
-``python-1/result.json``, ``answer.json``, ``summary.md``, ``execution_log.json``.
+``<home>/artifacts``): ``sql-1/<name>.geojson|json|tif`` (:mod:`geoask.base.formats`) and
+``.preview.json``, ``sql-1/attempt-<n>.sql``, ``python-1/script-<n>.py``,
+``python-1/stdout.txt``, ``python-1/result.json``, ``answer.json``, ``summary.md``,
+``execution_log.json``.
 
 Prefect artifacts use stable keys so the UI keeps one history per key, one artifact per stage
 (each is a request and a database write on the Prefect server): ``run-intent``, ``run-plan``,

@@ -31,6 +31,7 @@ import shapely
 from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
+from geoask.base.formats import GEOJSON, GEOTIFF, JSON
 from geoask.base.storage import write_atomic
 from geoask.sql.crs import NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
@@ -105,7 +106,7 @@ class ExportedResult:
     Attributes:
         data_path: URL/path of the GeoJSON or JSON file.
         preview_path: URL/path of the preview JSON file.
-        format: ``"geojson"``, ``"json"`` or ``"geotiff"``.
+        format: the export format's name (:data:`geoask.base.formats.EXPORT_FORMATS`).
         preview: the preview written next to the data.
 
     """
@@ -123,8 +124,10 @@ def export_result(
 ) -> ExportedResult:
     """Write ``result`` (and its preview) into ``out_dir`` (any fsspec URL or local path).
 
-    Writes ``<name>.tif`` when the result has a raster column (:mod:`geoask.sql.raster_export`),
-    else ``<name>.geojson`` when it has a geometry column, else ``<name>.json``, plus
+    Writes ``<name>.tif`` (:data:`~geoask.base.formats.GEOTIFF`) when the result has a raster
+    column (:mod:`geoask.sql.raster_export`), else ``<name>.geojson``
+    (:data:`~geoask.base.formats.GEOJSON`) when it has a geometry column, else ``<name>.json``
+    (:data:`~geoask.base.formats.JSON`), plus
     ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
     own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) resolves
     values with SRID 0 (see :mod:`geoask.sql.crs`); ``raster_bands`` (``schema.table.column``
@@ -140,26 +143,20 @@ def export_result(
     result, native_crs = reproject_result(result, declared_srids)
     rasters = raster_column_indexes(result)
     preview = build_preview(result, preview_rows, native_crs, rasters)
-    base = out_dir.rstrip("/")
     if rasters:
         raster = export_raster(result, rasters, raster_bands or {})
         preview = replace(preview, raster=raster.facts)
-        data_path = f"{base}/{name}.tif"
-        preview_path = f"{base}/{name}.preview.json"
-        write_atomic(data_path, raster.data)
-        write_atomic(preview_path, _dumps(preview.to_dict()))
-        return ExportedResult(data_path, preview_path, "geotiff", preview)
-    if result.geometry_columns:
-        payload: Any = result_to_geojson(result, native_crs)
-        fmt, extension = "geojson", "geojson"
+        fmt, data = GEOTIFF, raster.data
+    elif result.geometry_columns:
+        fmt, data = GEOJSON, _dumps(result_to_geojson(result, native_crs))
     else:
-        payload = result_to_records(result)
-        fmt, extension = "json", "json"
-    data_path = f"{base}/{name}.{extension}"
+        fmt, data = JSON, _dumps(result_to_records(result))
+    base = out_dir.rstrip("/")
+    data_path = f"{base}/{fmt.file_name(name)}"
     preview_path = f"{base}/{name}.preview.json"
-    write_atomic(data_path, _dumps(payload))
+    write_atomic(data_path, data)
     write_atomic(preview_path, _dumps(preview.to_dict()))
-    return ExportedResult(data_path, preview_path, fmt, preview)
+    return ExportedResult(data_path, preview_path, fmt.name, preview)
 
 
 def result_to_geojson(

@@ -11,7 +11,9 @@ class ArtifactRef(BaseModel):
     Attributes:
         name: artifact name (``<statement name>`` for SQL, ``result`` for Python).
         url: fsspec URL of the file under the run's artifact folder.
-        format: ``geojson``, ``json``, or the media type of a file a script wrote.
+        format: an export format's name (``geojson``, ``json``, ``geotiff``:
+            :data:`geoask.base.formats.EXPORT_FORMATS`), or the media type of a file a script
+            wrote (:func:`geoask.base.formats.format_of` reads both).
         fields: column/property names the file holds (``geometry`` for GeoJSON geometry).
         row_count: rows or features, when known.
         preview: a few lines describing the file (columns, row count, first rows, bbox).

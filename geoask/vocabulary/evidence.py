@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from geoask.base.formats import json_records, stored_format
+
 if TYPE_CHECKING:
     from geoask.sql.export import ExportedResult
 
@@ -24,15 +26,15 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 def records_from_artifact(text: str, fmt: str) -> list[dict[str, Any]]:
     """Records of an exported result: JSON records, or GeoJSON feature properties.
 
+    The format's records reader (:attr:`geoask.base.formats.ExportFormat.read_records`) reads
+    the text; text of another format is read as JSON (:func:`geoask.base.formats.json_records`).
+
     >>> records_from_artifact('[{"a": 1}]', "json")
     [{'a': 1}]
     """
-    data = json.loads(text)
-    if fmt == "geojson" or (isinstance(data, dict) and data.get("type") == "FeatureCollection"):
-        return [dict(feature.get("properties") or {}) for feature in data.get("features", [])]
-    if isinstance(data, list):
-        return [row if isinstance(row, dict) else {"value": row} for row in data]
-    return [data] if isinstance(data, dict) else [{"value": data}]
+    found = stored_format(fmt)
+    read = found.read_records if found is not None and found.read_records else json_records
+    return read(text)
 
 
 def exported_records(exported: ExportedResult,

@@ -25,6 +25,7 @@ from agents.compute import (
     prompt,
     reads_every_input,
 )
+from geoask.base.formats import EXPORT_FORMATS
 from geoask.errors import AgentOutputError
 from geoask.models.llm import model_call_error
 from geoask.models.scripted import ScriptedModel
@@ -202,3 +203,11 @@ def test_prompt_names_each_inputs_native_crs_and_metric_crs(tmp_path):
     assert 'to_crs("EPSG:2263")' in text and "native" in text
     assert "pyproj.Geod" in compute_module.INSTRUCTIONS
     assert "never in degrees" in compute_module.INSTRUCTIONS
+
+
+def test_instructions_say_how_to_read_every_export_format():
+    rule = " ".join(compute_module.read_inputs_rule().split())
+    for fmt in EXPORT_FORMATS:
+        assert fmt.script_hint in rule
+    assert rule.startswith("- Read inputs only from their /input paths (GeoJSON: ")
+    assert compute_module.read_inputs_rule() in compute_module.INSTRUCTIONS

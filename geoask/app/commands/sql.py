@@ -14,6 +14,7 @@ from typing import NoReturn
 
 import typer
 
+from geoask.base.formats import EXPORT_FORMATS
 from geoask.errors import ConfigurationError, GeoaskError, QueryRejectedError
 from geoask.settings import Settings, get_settings
 from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
@@ -95,13 +96,13 @@ def run_command(
 
 
 def _remove_stale_outputs(out: str, name: str, *, keep: str) -> None:
-    """Drop an earlier run's ``<name>.json``, ``.geojson`` or ``.tif`` other than ``keep``."""
+    """Drop an earlier run's ``<name>.json``, ``.geojson``... (any export format) but ``keep``."""
     from geoask.base.storage import filesystem_for
 
     fs, root = filesystem_for(out)
     _, kept = filesystem_for(keep)
-    for suffix in (".json", ".geojson", ".tif"):
-        path = f"{root.rstrip('/')}/{name}{suffix}"
+    for fmt in EXPORT_FORMATS:
+        path = f"{root.rstrip('/')}/{fmt.file_name(name)}"
         if path != kept and fs.exists(path):
             fs.rm(path)
 

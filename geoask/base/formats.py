@@ -1,0 +1,148 @@
+"""The export formats: each declared once, with its name, suffix, media type and content.
+
+A SQL step's result is exported in one of :data:`EXPORT_FORMATS`; the format's :attr:`name`
+is what :class:`geoask.vocabulary.artifacts.ArtifactRef` and the artifact registry store
+(``"geojson"``), its :attr:`suffix` ends the file name (``<name>.geojson``). Files a sandbox
+script wrote are stored with their media type instead; :func:`format_of` accepts both.
+Everything else - the export, the evidence, the maps, the compute agent's instructions, the
+sandbox's media types, the CLI's clean-up - reads the formats from here.
+
+Adding a format (GeoParquet, say) touches exactly:
+
+1. this module: one :class:`ExportFormat` entry in :data:`EXPORT_FORMATS` (name, suffix, media
+   type, :class:`Content`, the compute agent's reading hint, a records reader if the file is
+   text the evidence can read);
+2. ``geoask/sql/export.py``: the writer that picks the format and writes its bytes
+   (:func:`geoask.sql.export.export_result`);
+3. ``tests/test_formats.py``: its row in the table.
+
+>>> export_format("geojson").file_name("cells")
+'cells.geojson'
+>>> format_of("image/tiff").name
+'geotiff'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+RecordsReader = Callable[[str], list[dict[str, Any]]]
+
+
+class Content(StrEnum):
+    """What a format's file holds."""
+
+    FEATURES = "features"  # vector features with geometry
+    RASTER = "raster"  # a grid of pixels
+    TABLE = "table"  # rows without geometry
+
+
+class UnknownFormatError(ValueError):
+    """A format name that no :class:`ExportFormat` declares."""
+
+
+def json_records(text: str) -> list[dict[str, Any]]:
+    """Records of JSON text: an array's objects, a FeatureCollection's feature properties.
+
+    >>> json_records('[{"a": 1}, 2]')
+    [{'a': 1}, {'value': 2}]
+    """
+    data = json.loads(text)
+    if isinstance(data, dict) and data.get("type") == "FeatureCollection":
+        return _properties(data)
+    if isinstance(data, list):
+        return [row if isinstance(row, dict) else {"value": row} for row in data]
+    return [data] if isinstance(data, dict) else [{"value": data}]
+
+
+def feature_records(text: str) -> list[dict[str, Any]]:
+    """Records of a GeoJSON FeatureCollection: each feature's properties (geometry dropped).
+
+    >>> feature_records('{"features": [{"properties": {"id": 7}}]}')
+    [{'id': 7}]
+    """
+    return _properties(json.loads(text))
+
+
+def _properties(collection: dict[str, Any]) -> list[dict[str, Any]]:
+    return [dict(feature.get("properties") or {}) for feature in collection.get("features", [])]
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export format.
+
+    Attributes:
+        name: the value stored as an artifact's format (``"geojson"``).
+        suffix: the file name's suffix, dot included (``".geojson"``).
+        media_type: the IANA media type (``"application/geo+json"``).
+        content: what the file holds (:class:`Content`).
+        script_hint: how a sandbox script reads it, as the compute agent is told
+            (``"GeoJSON: geopandas.read_file"``).
+        read_records: the evidence's reader of the file's text into records, or None when the
+            evidence describes the file otherwise (a raster: its preview's grid facts).
+
+    """
+
+    name: str
+    suffix: str
+    media_type: str
+    content: Content
+    script_hint: str
+    read_records: RecordsReader | None = None
+
+    def file_name(self, stem: str) -> str:
+        """The file name of an export called ``stem`` (``cells`` -> ``cells.geojson``)."""
+        return f"{stem}{self.suffix}"
+
+
+GEOJSON = ExportFormat("geojson", ".geojson", "application/geo+json", Content.FEATURES,
+                       "GeoJSON: geopandas.read_file", feature_records)
+JSON = ExportFormat("json", ".json", "application/json", Content.TABLE,
+                    "JSON: json or pandas", json_records)
+GEOTIFF = ExportFormat("geotiff", ".tif", "image/tiff", Content.RASTER,
+                       "GeoTIFF .tif: rasterio.open")
+
+EXPORT_FORMATS: tuple[ExportFormat, ...] = (GEOJSON, JSON, GEOTIFF)
+"""Every export format, in the order the compute agent's instructions list them."""
+
+_BY_NAME = {f.name: f for f in EXPORT_FORMATS}
+_BY_MEDIA_TYPE = {f.media_type: f for f in EXPORT_FORMATS}
+
+
+def export_format(name: str) -> ExportFormat:
+    """The format stored as ``name``.
+
+    Raises:
+        UnknownFormatError: no export format is called ``name``.
+
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        known = ", ".join(_BY_NAME)
+        raise UnknownFormatError(f"unknown export format {name!r} (known: {known})") from None
+
+
+def stored_format(name: str) -> ExportFormat | None:
+    """The export format stored as ``name``, or None (a script's file stores a media type)."""
+    return _BY_NAME.get(name)
+
+
+def format_of(value: str) -> ExportFormat | None:
+    """The format an artifact's ``format`` value names: a format name or a media type.
+
+    >>> format_of("application/geo+json") is GEOJSON, format_of("text/csv")
+    (True, None)
+    """
+    return _BY_NAME.get(value) or _BY_MEDIA_TYPE.get(value)
+
+
+def holds(value: str, content: Content) -> bool:
+    """Whether the artifact format ``value`` (name or media type) holds ``content``."""
+    found = format_of(value)
+    return found is not None and found.content is content

@@ -1,0 +1,87 @@
+"""The export formats registry (:mod:`geoask.base.formats`): one entry per format, table-driven."""
+
+from __future__ import annotations
+
+import doctest
+import mimetypes
+
+import pytest
+
+import sandbox.artifacts  # noqa: F401  (registers the formats' media types with mimetypes)
+from geoask.base import formats
+from geoask.base.formats import (
+    EXPORT_FORMATS,
+    GEOJSON,
+    GEOTIFF,
+    JSON,
+    Content,
+    UnknownFormatError,
+    export_format,
+    format_of,
+    holds,
+    stored_format,
+)
+
+# name, suffix, media type, content, reads records: the values artifacts already store.
+TABLE = [
+    ("geojson", ".geojson", "application/geo+json", Content.FEATURES, True),
+    ("json", ".json", "application/json", Content.TABLE, True),
+    ("geotiff", ".tif", "image/tiff", Content.RASTER, False),
+]
+
+
+def test_the_table_lists_every_format():
+    assert [row[0] for row in TABLE] == [f.name for f in EXPORT_FORMATS]
+
+
+@pytest.mark.parametrize(("name", "suffix", "media_type", "content", "records"), TABLE)
+def test_a_format_is_declared_once(name, suffix, media_type, content, records):
+    found = export_format(name)
+    assert (found.suffix, found.media_type, found.content) == (suffix, media_type, content)
+    assert (found.read_records is not None) is records
+    assert found.file_name("cells") == f"cells{suffix}"
+
+
+@pytest.mark.parametrize(("name", "suffix", "media_type", "content", "records"), TABLE)
+def test_name_media_type_and_suffix_round_trip(name, suffix, media_type, content, records):
+    found = export_format(name)
+    assert format_of(name) is found
+    assert format_of(media_type) is found
+    assert stored_format(name) is found
+    assert holds(media_type, content) and holds(name, content)
+    # a script's file of this suffix is stored with the format's media type (sandbox.artifacts)
+    assert mimetypes.guess_type(f"x{suffix}")[0] == media_type
+
+
+def test_names_suffixes_and_media_types_are_unique():
+    for attribute in ("name", "suffix", "media_type"):
+        values = [getattr(f, attribute) for f in EXPORT_FORMATS]
+        assert len(set(values)) == len(values), attribute
+
+
+def test_an_unknown_format_is_a_clear_error():
+    with pytest.raises(UnknownFormatError, match=r"unknown export format 'parquet' \(known: "
+                                                 r"geojson, json, geotiff\)"):
+        export_format("parquet")
+    assert isinstance(UnknownFormatError("x"), ValueError)
+
+
+def test_a_media_type_is_no_stored_name():
+    assert stored_format("application/geo+json") is None
+    assert format_of("text/csv") is None
+    assert not holds("text/csv", Content.TABLE)
+    assert not holds("application/json", Content.FEATURES)
+
+
+def test_records_readers():
+    collection = '{"type": "FeatureCollection", "features": [{"properties": {"id": 1}}]}'
+    assert GEOJSON.read_records is not None and JSON.read_records is not None
+    assert GEOJSON.read_records(collection) == [{"id": 1}]
+    assert JSON.read_records(collection) == [{"id": 1}]
+    assert JSON.read_records('{"a": 1}') == [{"a": 1}]
+    assert JSON.read_records("3") == [{"value": 3}]
+    assert GEOTIFF.read_records is None
+
+
+def test_doctests():
+    assert doctest.testmod(formats).failed == 0
