@@ -34,6 +34,7 @@ from geoask.records.run_report import publish_intent, save_log
 from geoask.run.composition import QuestionServices, open_services
 from geoask.run.conversation import ConversationStore, Turn, context_for, turn_record
 from geoask.run.conversation_report import publish_turn
+from geoask.run.request import check_request
 from geoask.run.state import (
     ANSWER,
     Decision,
@@ -54,7 +55,6 @@ from geoask.run.stops import without_process_tags
 from geoask.run.variants import with_python_step
 from geoask.settings import get_settings
 from geoask.vocabulary.plan import IntentRejection, Plan
-from geoask.vocabulary.questions import check_question
 from tasks.question import (
     build_evidence,
     classify_intent,
@@ -87,18 +87,20 @@ def answer_question(
             turn is recorded (:mod:`geoask.run.conversation`). None: a standalone question.
 
     Raises:
-        ConfigurationError: the question is empty, not text or too long
-            (:func:`geoask.vocabulary.questions.check_question`).
+        ConfigurationError: the question is empty, not text or too long, the variant or
+            conversation id is unusable (:func:`geoask.run.request.check_request`).
         GeoaskError: the run could not start or a stage failed for good (no model configured,
             database unreachable, model endpoint down after retries...); in a run started
             from a deployment, also a ``model`` the server does not offer
             (:mod:`geoask.models.served`).
 
     """
-    check_question(question, get_settings().question_max_chars)  # before any agent call
+    settings = get_settings()
+    request = check_request(question, settings, model=model, variant=variant,
+                            conversation=conversation)  # before any agent call
     if services is None and in_deployment_run():
-        check_served_model(model, get_settings())  # API callers get only configured models
-    run: QuestionServices = services or open_services(get_settings(), variant, model)
+        check_served_model(model, settings)  # API callers get only configured models
+    run: QuestionServices = services or open_services(settings, request.variant, model)
     run.recorder.log.question = question
     store = _open_conversation(run, conversation, question) if conversation else None
     try:

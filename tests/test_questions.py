@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from typer.testing import CliRunner
+
 from flows.answer_question import answer_question
+from geoask.app.cli import app
 from geoask.errors import ConfigurationError
+from geoask.run.request import RequestError, check_request
+from geoask.run.variants import Variant
+from geoask.settings import Settings
 from geoask.vocabulary.questions import check_question
 
 
@@ -33,3 +39,35 @@ class _NoServices:
 def test_the_flow_checks_the_question_before_any_agent_call():
     with pytest.raises(ConfigurationError, match="at most"):
         answer_question.fn("Which county? " * 400, services=_NoServices())
+
+
+@pytest.mark.parametrize(("options", "parameter"), [
+    ({"question": "  "}, "question"),
+    ({"variant": "FASTEST"}, "variant"),
+    ({"variant": 3}, "variant"),
+    ({"model": ["openai:gpt-4o"]}, "model"),
+    ({"conversation": "../etc"}, "conversation"),
+])
+def test_a_bad_request_names_its_parameter(options, parameter):
+    request = {"question": "How many airports are in Texas?", **options}
+    with pytest.raises(RequestError) as caught:
+        check_request(request.pop("question"), Settings(), **request)
+    assert caught.value.parameter == parameter
+    assert "\n" not in str(caught.value)
+
+
+def test_a_good_request_is_parsed_once():
+    request = check_request("Which county?", Settings(), variant="no-planner", conversation="c1")
+    assert (request.variant, request.conversation) == (Variant.NO_PLANNER, "c1")
+    assert check_request("Which county?", Settings(variant="BASE")).variant is Variant.BASE
+
+
+@pytest.mark.parametrize(("args", "hint", "message"), [
+    (["ask", "  "], "QUESTION", "empty"),
+    (["ask", "Which county?", "--variant", "FASTEST"], "--variant", "FASTEST"),
+    (["ask", "Which county?", "--conversation", "../x"], "--conversation", "not usable"),
+])
+def test_the_ask_command_reports_a_bad_request_as_a_usage_error(args, hint, message):
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 2
+    assert f"Invalid value for {hint}" in result.output and message in result.output

@@ -60,22 +60,12 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
             endpoint down, ...; see ``flows.answer_question.answer_question``).
 
     """
-    from geoask.errors import ConfigurationError
-    from geoask.run.variants import parse_variant
+    from geoask.run.request import check_request
     from geoask.settings import get_settings
-    from geoask.vocabulary.questions import check_question
 
-    for name, value in (("model", model), ("variant", variant)):
-        if value is not None and not isinstance(value, str):
-            raise ConfigurationError(f"{name} must be text (str), not {type(value).__name__}")
     settings = get_settings()
-    check_question(question, settings.question_max_chars)
-    if variant:
-        parse_variant(variant)  # an unknown variant fails before any work
-    if conversation is not None:
-        from geoask.run.conversation import check_conversation_id
-
-        check_conversation_id(conversation)
+    request = check_request(question, settings, model=model, variant=variant,
+                            conversation=conversation)
     from geoask.service.local import ensure_server, prefect_api
 
     if via_api:
@@ -89,7 +79,7 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
     from geoask.run.composition import open_services
     from geoask.run.stops import creating_run
 
-    services = open_services(settings, variant, model)  # before Prefect starts: errors come fast
+    services = open_services(settings, request.variant, model)  # before Prefect: errors come fast
 
     with (prefect_api(settings, verbose=verbose, wait_for_artifacts=wait_for_artifacts),
           creating_run()):  # a stop's sweep waits for the run to exist (its body ends this)

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 EXIT_ANSWERED = 0
 EXIT_REJECTED = 3
 EXIT_FAILED = 4
+_PARAMETER_HINTS = {"question": "QUESTION", "model": "--model", "variant": "--variant",
+                    "conversation": "--conversation"}
+"""A request parameter -> how the command names it in a usage error."""
 
 app = typer.Typer(
     help="Answer a natural-language question about the database (exit 0 answered, 1 error, "
@@ -59,38 +62,16 @@ def ask(
     """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
     from geoask.app.api import ask as ask_question
     from geoask.base.result_view import result_text
-    from geoask.errors import ConfigurationError
-    from geoask.run.variants import parse_variant
-
-    try:
-        question.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigurationError("the question is not valid UTF-8 text") from None
-    if not question.strip():
-        raise typer.BadParameter("the question is empty; ask something about the data",
-                                 param_hint="QUESTION")
+    from geoask.run.request import RequestError, check_request
     from geoask.settings import get_settings
-    from geoask.vocabulary.questions import check_question
-
-    try:
-        check_question(question, get_settings().question_max_chars)
-    except ConfigurationError as error:
-        raise typer.BadParameter(str(error), param_hint="QUESTION") from None
-    if variant:  # usage errors (exit 2) before Prefect starts
-        try:
-            parse_variant(variant)
-        except ConfigurationError as error:
-            raise typer.BadParameter(str(error), param_hint="--variant") from None
-    if conversation is not None:
-        from geoask.run.conversation import check_conversation_id
-
-        try:
-            check_conversation_id(conversation)
-        except ConfigurationError as error:
-            raise typer.BadParameter(str(error), param_hint="--conversation") from None
-    from geoask.base.interrupt import run_until_stopped
 
     settings = get_settings()
+    try:  # usage errors (exit 2) before Prefect starts
+        check_request(question, settings, model=model, variant=variant, conversation=conversation)
+    except RequestError as error:
+        raise typer.BadParameter(str(error), param_hint=_PARAMETER_HINTS[error.parameter]) from None
+    from geoask.base.interrupt import run_until_stopped
+
     in_worker = [False]
 
     def answer() -> QuestionResult:
