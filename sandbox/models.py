@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -214,6 +214,7 @@ class Sandbox(Protocol):
         ...
 
 
+@runtime_checkable
 class SandboxSession(Protocol):
     """One isolated Python process that keeps its state between cells, like a Jupyter kernel.
 

@@ -23,6 +23,7 @@ from agents.compute import prompt as compute_prompt
 from agents.sql import SqlAttempt, SqlDeps, sql_agent
 from agents.sql import prompt as sql_prompt
 from geoask.base.formats import JSON
+from geoask.compute.step import run_compute
 from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.models.retry import is_infrastructure_failure
 from geoask.records.artifact_registry import RegistryEntry
@@ -40,9 +41,6 @@ from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
 from geoask.sql.step import run_statement
 from geoask.vocabulary.artifacts import ArtifactRef
 from geoask.vocabulary.drafts import ComputeRefusal, SqlDraft, SqlRefusal
-from geoask.vocabulary.evidence import (
-    python_evidence,
-)
 from geoask.vocabulary.plan import (
     Intent,
     Plan,
@@ -152,37 +150,23 @@ def run_python_step(
                            missing_fields=output.missing_fields)
         attempt = step_state.attempts
         script_url = services.store.write_text(f"{step_id}/script-{attempt}.py", output.script)
-        begin = time.perf_counter()
-        outcome = services.sandbox.run(
-            output.script, [services.store.local_path(a.url) for a in artifacts])
-        elapsed = (time.perf_counter() - begin) * 1000
-        _save_outcome(services, step_id, outcome,
+        run = run_compute(output.script, [services.store.local_path(a.url) for a in artifacts],
+                          services.sandbox,
+                          on_event=functools.partial(services.recorder.tool, step_id))
+        _save_outcome(services, step_id, run.outcome,
                       f"# {step_id} script (attempt {attempt})\n\n{output.method}\n\n"
                       + code_block(output.script, "python"))
-        detail = outcome.failure_detail()
-        if detail is not None:
-            services.recorder.tool(step_id, "sandbox", "error", detail, elapsed)
-            missing = outcome.missing_fields
+        if run.failure is not None:
+            missing = run.outcome.missing_fields
             kind = "missing_field" if missing else "sandbox"
-            return _failed(kind, detail, missing_fields=missing, attempted=output.script)
-        assert outcome.protocol is not None  # no failure detail: a valid protocol object
-        services.recorder.tool(step_id, "sandbox", "ok", outcome.protocol.summary, elapsed)
-        result = outcome.protocol.result
+            return _failed(kind, run.failure, missing_fields=missing, attempted=output.script)
+        assert run.protocol is not None  # no failure detail: a valid protocol object
         result_url = services.store.write_json(
             f"{step_id}/{JSON.file_name('result')}",
-            {"summary": outcome.protocol.summary, "result": result, "script": script_url},
+            {"summary": run.protocol.summary, "result": run.result, "script": script_url},
         )
-        fields = sorted(result) if isinstance(result, dict) else sorted(
-            {k for row in result if isinstance(row, dict) for k in row})
-        reference = ArtifactRef(
-            name="result", url=result_url, format=JSON.name, fields=fields,
-            row_count=len(result) if isinstance(result, list) else None,
-            preview=python_evidence(outcome.protocol.summary, result, max_chars=2000),
-        )
-        files = [ArtifactRef(name=f.name, url=f.uri, format=f.media_type)
-                 for f in outcome.artifacts]
-        return StepResult(ok=True, artifacts=[reference, *files],
-                          summary=outcome.protocol.summary)
+        return StepResult(ok=True, artifacts=run.outputs(result_url),
+                          summary=run.protocol.summary)
 
 
 def reused_entries(services: QuestionServices, inputs: list[str]) -> list[RegistryEntry]:

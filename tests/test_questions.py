@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from typer.testing import CliRunner
 
 from flows.answer_question import answer_question

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from geoask.cases.model import Program, PythonStep, SqlStep
+from geoask.compute.step import run_compute, select_inputs
 from geoask.errors import DatabaseError, GeoaskError
 from geoask.sql.context import GuardContext, SpatialPolicy
 from geoask.sql.executor import SqlRunner
@@ -113,15 +114,13 @@ class ProgramRunner:
         self, step: PythonStep, work_dir: Path, artifacts: dict[str, Path], number: int
     ) -> Any:
         where = f"step {number} (python {step.name!r})"
-        outcome = self.sandbox.run(step.script, inputs=[artifacts[name] for name in step.inputs])
-        detail = outcome.failure_detail()
-        if detail is not None:
-            raise ProgramFailedError(f"{where}: {outcome.status}: {detail}")
-        assert outcome.protocol is not None  # no failure detail: a valid protocol object
+        run = run_compute(step.script, select_inputs(step.inputs, artifacts), self.sandbox)
+        if run.failure is not None:
+            raise ProgramFailedError(f"{where}: {run.outcome.status}: {run.failure}")
         path = work_dir / f"{step.name}.json"
-        path.write_text(json.dumps(outcome.protocol.result), encoding="utf-8")
+        path.write_text(json.dumps(run.result), encoding="utf-8")
         artifacts[step.name] = path
-        return outcome.protocol.result
+        return run.result
 
 
 def _read_text(url: str) -> str:

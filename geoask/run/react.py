@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from geoask.catalog.model import Catalog
+from geoask.compute.step import UnknownInputError, run_compute, select_inputs
 from geoask.errors import QueryExecutionError, QueryRejectedError, SandboxError
 from geoask.records.execution_log import ExecutionRecorder
 from geoask.records.run_artifacts import RunArtifacts, code_block
@@ -233,32 +234,27 @@ class ReactToolbox:
     def _run_cell(self, code: str, inputs: Sequence[str]) -> str:
         if self._over_budget():
             return self.reject("run_cell", "step_budget", BUDGET_USED)
-        unknown = [name for name in inputs if name not in self.results]
-        if unknown:
+        try:
+            paths = select_inputs(inputs, {n: r.local_path for n, r in self.results.items()})
+        except UnknownInputError as error:
             known = "; ".join(f"{r.name} ({r.rows} rows: {', '.join(r.fields)})"
                               for r in self.results.values()) or "none yet"
-            return self.reject("run_cell", "unknown_input",
-                               f"no SQL result named {', '.join(unknown)} (results: {known})")
-        paths = [self.results[name].local_path for name in inputs]
+            return self.reject("run_cell", "unknown_input", f"no SQL result named "
+                               f"{', '.join(error.unknown)} (results: {known})")
         self.cells += 1
-        begin = time.perf_counter()
         try:
-            outcome = self.session.run_cell(code, paths)
+            run = run_compute(code, paths, self.session,
+                              on_event=lambda *event: self.recorder.tool(STAGE, *event))
         except SandboxError as error:
             return self.reject("run_cell", "session", str(error))
-        elapsed = (time.perf_counter() - begin) * 1000
         self.store.write_text(f"{STAGE}/cell-{self.cells}.py", code)
-        detail = outcome.failure_detail()
-        if detail is not None:
+        outcome = run.outcome
+        if run.failure is not None:
             kind = outcome.error.kind if outcome.error else outcome.status
-            hint = f"{detail}" + (f" Fix: {outcome.error.hint}" if outcome.error else "")
-            self.recorder.tool(STAGE, "sandbox", "error", detail, elapsed)
+            hint = run.failure + (f" Fix: {outcome.error.hint}" if outcome.error else "")
             return self.reject("run_cell", kind, hint, traced=True)
-        if outcome.protocol is not None:
-            self.recorder.tool(STAGE, "sandbox", "ok", outcome.protocol.summary, elapsed)
-            return self._output(python_evidence(outcome.protocol.summary,
-                                                outcome.protocol.result))
-        self.recorder.tool(STAGE, "sandbox", "ok", "no result object", elapsed)
+        if run.protocol is not None:
+            return self._output(python_evidence(run.protocol.summary, run.protocol.result))
         printed = outcome.stdout.text[-_STDOUT_CHARS:] or "(no output)"
         return self._output(f"cell ran (no result object); output:\n{printed}")
 

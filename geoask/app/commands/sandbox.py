@@ -67,6 +67,7 @@ def run(
     Exit 0 when the script succeeded, 3 when it failed (the outcome says how), 1 when the
     sandbox could not run.
     """
+    from geoask.compute.step import run_compute
     from sandbox.bubblewrap import BubblewrapSandbox
     from sandbox.models import SandboxLimits
 
@@ -89,11 +90,11 @@ def run(
                 f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors()
             )
             raise SandboxError(f"invalid limit: {problems}") from error
-    outcome = BubblewrapSandbox.from_settings(settings).run(source, inputs or [], limits)
-    typer.echo(outcome.model_dump_json(indent=2))
-    detail = outcome.failure_detail()
-    if detail is not None:
-        typer.echo(f"script failed: {detail}", err=True)
+    ran = run_compute(source, inputs or [], BubblewrapSandbox.from_settings(settings),
+                      limits=limits)
+    typer.echo(ran.outcome.model_dump_json(indent=2))
+    if ran.failure is not None:
+        typer.echo(f"script failed: {ran.failure}", err=True)
         raise typer.Exit(EXIT_SCRIPT_FAILED)
 
 
@@ -112,6 +113,7 @@ def cells(
     Cells share their variables. Exit 0 when every cell succeeded, 3 when one failed (the run
     stops at a cell that ended the session), 1 when the sandbox could not run.
     """
+    from geoask.compute.step import run_compute
     from sandbox.bubblewrap import BubblewrapSandbox
 
     sources = []
@@ -123,12 +125,11 @@ def cells(
     failed = False
     with BubblewrapSandbox.from_settings(get_settings()).open_session() as session:
         for index, source in enumerate(sources):
-            outcome = session.run_cell(source, (inputs or []) if index == 0 else [])
-            typer.echo(outcome.model_dump_json())
-            detail = outcome.failure_detail()
-            if detail is not None:
+            ran = run_compute(source, (inputs or []) if index == 0 else [], session)
+            typer.echo(ran.outcome.model_dump_json())
+            if ran.failure is not None:
                 failed = True
-                typer.echo(f"cell {index + 1} ({files[index]}) failed: {detail}", err=True)
+                typer.echo(f"cell {index + 1} ({files[index]}) failed: {ran.failure}", err=True)
             if session.ended is not None:
                 break
     if failed:
