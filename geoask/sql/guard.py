@@ -13,7 +13,8 @@ Design - two parsers, one verdict:
 4. Rule ``postgres_view`` checks every policy again on that reading - one plain SELECT, no
    writes, no INTO/locks/placeholders/OPERATOR(), no system catalogs or ``reg*`` casts, the
    spatial policy, the function allow-list, no calls hidden in attribute notation, Top-K -
-   reporting under the mirrored rule's name.
+   reporting under the mirrored rule's name. Each rule module carries both of its checks
+   (``<rule>`` and ``<rule>_pg``); ``postgres_view`` only runs the second ones in order.
 5. Rule ``parsers_agree`` refuses the statement when the two readings differ in the functions
    called, operators applied, relations read or sensitive casts: a parser differential (a NUL
    byte, a no-break space, ``<@`` read as ``<``) can then only make the guard refuse, never
@@ -39,7 +40,7 @@ from geoask.errors import QueryRejectedError
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import TOO_DEEP_DESCRIPTION, ParsedQuery, parse_query
 from geoask.sql.pgview import PgView
-from geoask.sql.rules import RULES, TOKEN_RULES
+from geoask.sql.rules import RULES
 from geoask.sql.rules.query_only import query_root
 from geoask.sql.violation import GuardViolation
 
@@ -121,9 +122,9 @@ def first_violation(query: ParsedQuery, context: GuardContext) -> GuardViolation
     (``parses`` among them, last).
     """
     for rule in RULES:
-        if not query.parsed and rule not in TOKEN_RULES:
+        if not query.parsed and not rule.tokens:
             continue
-        violation = rule(query, context)
+        violation = rule.check(query, context)
         if violation is not None:
             return violation
     return None

@@ -29,3 +29,21 @@ class GuardViolation:
     def to_error(self) -> QueryRejectedError:
         """The violation as the user-facing :class:`~geoask.errors.QueryRejectedError`."""
         return QueryRejectedError(self.rule, self.description, self.fragment, self.line, self.col)
+
+
+@dataclass(frozen=True)
+class PgViolation:
+    """One rule failure on PostgreSQL's reading, before it is placed in the submitted text.
+
+    Attributes:
+        rule: the rule's name (its module and function name).
+        description: what is wrong and what to write instead.
+        fragment: the offending construct as PostgreSQL named it (``pg_sleep(...)``).
+        location: PostgreSQL's byte offset into the UTF-8 text, or -1 when unknown.
+
+    """
+
+    rule: str
+    description: str
+    fragment: str
+    location: int = -1

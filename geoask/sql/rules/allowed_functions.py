@@ -12,11 +12,14 @@ from geoask.sql.calls import FunctionCall, function_calls
 from geoask.sql.context import GuardContext
 from geoask.sql.functions import (
     POSTGIS_READ_FUNCTIONS,
+    SQL_SYNTAX_FUNCTIONS,
     allowed_function_names,
+    attribute_call_names,
     is_spatial_function,
 )
 from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgCall, PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "allowed_functions"
 
@@ -33,6 +36,8 @@ SYNTAX_NODES: tuple[type[exp.Expr], ...] = (
     exp.Collate, exp.Pow, exp.Unnest, exp.MatchAgainst,
 )
 
+#: TABLESAMPLE methods built into PostgreSQL (others come from extensions).
+SAMPLING_METHODS = frozenset({"bernoulli", "system"})
 
 # Tokens after which ``name(`` is no call: an alias's column list, a sampling method
 # (``TABLESAMPLE BERNOULLI (10)``).
@@ -66,6 +71,63 @@ def allowed_functions(query: ParsedQuery, context: GuardContext) -> GuardViolati
             # Quote a qualified call with its schema (the Dot node around the call).
             node = call.node.parent if call.schema is not None and call.node.parent else call.node
             return violation_at(RULE, problem, node, query)
+    return None
+
+
+def allowed_functions_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject PostgreSQL's calls outside the allow-list and constructs it builds that hide one.
+
+    Attribute notation counts: ``a.st_asgeojson`` is the call ``st_asgeojson(a)`` when ``a``
+    has no such column. So do refused nodes (XML), session values (``CURRENT_USER``) and
+    TABLESAMPLE methods that extensions define.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> view = postgres_view("SELECT a.st_asgeojson FROM demo.airports a")
+    >>> allowed_functions_pg(view, GuardContext()).fragment
+    '.st_asgeojson'
+    >>> allowed_functions_pg(postgres_view("SELECT count(*) FROM t"), GuardContext()) is None
+    True
+    """
+    allowed = allowed_function_names(context.policy.value, context.extension_functions)
+    for call in view.calls:
+        problem = _pg_call_problem(call, allowed, context)
+        if problem is not None:
+            return problem
+    hidden = sorted(view.attributes & attribute_call_names(context.column_names))
+    if hidden:
+        return PgViolation(RULE, f"'.{hidden[0]}' is attribute notation for the call "
+                           f"{hidden[0]}(row) (no such column); select real columns and call "
+                           "functions by name", f".{hidden[0]}")
+    if view.refused_nodes or view.session_values:
+        what = sorted(view.refused_nodes | view.session_values)[0]
+        return PgViolation(RULE, f"the construct {what} is not accepted; express it with plain "
+                           "SELECT syntax and allowed functions", what)
+    unknown = sorted(view.sampling_methods - SAMPLING_METHODS)
+    if unknown:
+        return PgViolation(RULE, f"TABLESAMPLE method {unknown[0]} is not built in; use "
+                           "BERNOULLI or SYSTEM", unknown[0])
+    return None
+
+
+def _pg_call_problem(
+    call: PgCall, allowed: frozenset[str], context: GuardContext
+) -> PgViolation | None:
+    """The problem with one call PostgreSQL's parser built, or None."""
+    if call.syntax:
+        if call.name in SQL_SYNTAX_FUNCTIONS:
+            return None
+        return PgViolation(RULE, f"the SQL construct that calls {call.name}() is not accepted; "
+                           "express it with plain SELECT syntax", call.name, call.location)
+    postgis_in_public = call.schema == "public" and call.name in allowed and (
+        call.name in POSTGIS_READ_FUNCTIONS or call.name in context.extension_functions)
+    if call.schema not in (None, "pg_catalog") and not postgis_in_public:
+        return PgViolation(RULE, f"the call is qualified with schema {call.schema!r}; call "
+                           "built-in functions without a schema", f"{call.schema}.{call.name}",
+                           call.location)
+    if call.name not in allowed:
+        return PgViolation(RULE, f"function {call.name}() is not on the read-only allow-list; "
+                           "use only aggregate, window, math, string, date/time, JSON and array "
+                           "functions", f"{call.name}(...)", call.location)
     return None
 
 

@@ -6,7 +6,8 @@ from sqlglot import exp
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "no_bind_parameters"
 
@@ -28,3 +29,16 @@ def no_bind_parameters(query: ParsedQuery, context: GuardContext) -> GuardViolat
         node,
         query,
     )
+
+
+def no_bind_parameters_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject a ``$n`` placeholder in PostgreSQL's reading.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> no_bind_parameters_pg(postgres_view("SELECT * FROM t WHERE a = $1"), GuardContext()).rule
+    'no_bind_parameters'
+    """
+    if view.parameters:
+        return PgViolation(RULE, "bind parameters ($1) are not supported; write values as "
+                           "literals", "$n")
+    return None

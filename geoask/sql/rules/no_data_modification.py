@@ -7,7 +7,8 @@ from sqlglot.tokens import Token, TokenType
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "no_data_modification"
 MODIFYING_NODES: tuple[type[exp.Expr], ...] = (
@@ -48,6 +49,21 @@ def no_data_modification(query: ParsedQuery, context: GuardContext) -> GuardViol
                 query,
                 render=True,
             )
+    return None
+
+
+def no_data_modification_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject a data-modifying statement anywhere in PostgreSQL's reading.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> view = postgres_view("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d")
+    >>> no_data_modification_pg(view, GuardContext()).fragment
+    'DeleteStmt'
+    """
+    if view.modifying:
+        return PgViolation(RULE, "the query holds a statement that changes data (a WITH clause "
+                           "may only hold SELECT queries); remove it",
+                           ", ".join(sorted(view.modifying)))
     return None
 
 

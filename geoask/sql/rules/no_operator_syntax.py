@@ -6,7 +6,8 @@ from sqlglot import exp
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "no_operator_syntax"
 
@@ -24,3 +25,18 @@ def no_operator_syntax(query: ParsedQuery, context: GuardContext) -> GuardViolat
     return violation_at(
         RULE, "OPERATOR(...) syntax is not accepted; write the operator itself", node, query
     )
+
+
+def no_operator_syntax_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject an operator PostgreSQL reads as qualified (``OPERATOR(s.op)``).
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> view = postgres_view("SELECT 1 OPERATOR(pg_catalog.+) 1")
+    >>> no_operator_syntax_pg(view, GuardContext()).fragment
+    'OPERATOR(pg_catalog.+)'
+    """
+    qualified = sorted(op for op in view.operators if "." in op)
+    if qualified:
+        return PgViolation(RULE, "OPERATOR(...) syntax is not accepted; write the operator "
+                           "itself", f"OPERATOR({qualified[0]})")
+    return None

@@ -6,7 +6,8 @@ from sqlglot import exp
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "no_row_locks"
 
@@ -27,3 +28,15 @@ def no_row_locks(query: ParsedQuery, context: GuardContext) -> GuardViolation | 
         node,
         query,
     )
+
+
+def no_row_locks_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject a locking clause anywhere in PostgreSQL's reading.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> no_row_locks_pg(postgres_view("SELECT * FROM t FOR SHARE"), GuardContext()).rule
+    'no_row_locks'
+    """
+    if view.locking:
+        return PgViolation(RULE, "FOR UPDATE/SHARE locks rows; remove the clause", "FOR ...")
+    return None

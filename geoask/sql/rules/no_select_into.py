@@ -6,7 +6,8 @@ from sqlglot import exp
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "no_select_into"
 
@@ -28,3 +29,15 @@ def no_select_into(query: ParsedQuery, context: GuardContext) -> GuardViolation 
         node,
         query,
     )
+
+
+def no_select_into_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject ``INTO`` in PostgreSQL's reading.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> no_select_into_pg(postgres_view("SELECT * INTO copy FROM t"), GuardContext()).rule
+    'no_select_into'
+    """
+    if view.into:
+        return PgViolation(RULE, "SELECT ... INTO creates a table; remove INTO", "INTO")
+    return None

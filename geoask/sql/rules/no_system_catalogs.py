@@ -6,7 +6,8 @@ from sqlglot import exp
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, cast_type_name, violation_at
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "no_system_catalogs"
 
@@ -92,4 +93,23 @@ def no_system_catalogs(query: ParsedQuery, context: GuardContext) -> GuardViolat
                 cast,
                 query,
             )
+    return None
+
+
+def no_system_catalogs_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject system relations and ``reg*`` casts in PostgreSQL's reading.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> no_system_catalogs_pg(postgres_view("SELECT oid::regrole FROM t"), GuardContext()).rule
+    'no_system_catalogs'
+    """
+    for schema, name in sorted(view.relations, key=str):
+        if is_system_relation(schema, name):
+            return PgViolation(RULE, "system catalogs, statistics views and PostGIS metadata "
+                               "views are not available; query the data tables described in "
+                               "the schema", f"{schema}.{name}" if schema else name)
+    for _schema, name in sorted(view.casts, key=str):
+        if reads_catalog_type(name):
+            return PgViolation(RULE, f"a cast to {name} looks names up in the system catalogs; "
+                               "query the data tables described in the schema", f"::{name}")
     return None

@@ -7,7 +7,8 @@ from sqlglot.tokens import TokenType
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import SELECT_NODE, PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "query_only"
 QUERY_ROOTS = (exp.Select, exp.SetOperation, exp.Values)
@@ -59,6 +60,22 @@ def query_only(query: ParsedQuery, context: GuardContext) -> GuardViolation | No
             "UNION/INTERSECT/EXCEPT and VALUES are run"
         )
     return violation_at(RULE, description, root, query, render=True)
+
+
+def query_only_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject a statement PostgreSQL reads as something other than a SELECT.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> query_only_pg(postgres_view("TABLE t"), GuardContext()) is None
+    True
+    >>> query_only_pg(postgres_view("EXPLAIN SELECT 1"), GuardContext()).fragment
+    'ExplainStmt'
+    """
+    for kind in view.statement_kinds:
+        if kind != SELECT_NODE:
+            return PgViolation(RULE, f"PostgreSQL reads the text as {kind}, not a query; only "
+                               "read-only SELECT queries are run - rewrite it as one SELECT", kind)
+    return None
 
 
 def query_root(tree: exp.Expr) -> exp.Expr:

@@ -6,7 +6,8 @@ from sqlglot.tokens import TokenType
 
 from geoask.sql.context import GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at, violation_at_token
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "single_statement"
 
@@ -24,6 +25,19 @@ def single_statement(query: ParsedQuery, context: GuardContext) -> GuardViolatio
             return violation_at_token(RULE, description, token, query, to_end=True)
     if len(query.statements) > 1:
         return violation_at(RULE, description, query.statements[1], query, render=True)
+    return None
+
+
+def single_statement_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject text PostgreSQL reads as more (or fewer) than one statement.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> single_statement_pg(postgres_view("SELECT 1; SELECT 2"), GuardContext()).fragment
+    '2 statements'
+    """
+    if len(view.statement_kinds) != 1:
+        return PgViolation(RULE, "send exactly one statement; remove the ';' and everything "
+                           "after the query", f"{len(view.statement_kinds)} statements")
     return None
 
 

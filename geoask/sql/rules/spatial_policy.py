@@ -9,7 +9,8 @@ from geoask.sql.calls import function_calls
 from geoask.sql.context import GuardContext, SpatialPolicy
 from geoask.sql.functions import computes_spatially, is_spatial_function
 from geoask.sql.parsing import ORIGINAL_NAME_KEY, ParsedQuery, violation_at
-from geoask.sql.violation import GuardViolation
+from geoask.sql.pgview import PgView
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "spatial_policy"
 ADVICE = (
@@ -19,6 +20,14 @@ ADVICE = (
     "ST_Clip(rast, geom) to cut it to a zone) and compute with rasterio/rasterstats on the "
     "exported GeoTIFF"
 )
+#: The advice on PostgreSQL's reading (shorter: it has no tree to point into).
+PG_ADVICE = (
+    "the active policy 'separated' keeps spatial computation out of SQL: select the rows and "
+    "their geometry column, then compute in Python with geopandas/shapely"
+)
+#: Operators only PostGIS defines among the types an analytical query meets; under
+#: ``separated`` they are spatial computation whatever their operands.
+SPATIAL_OPERATORS = frozenset({"<->", "&&&", "|=|", "<#>", "<<#>>", "<<->>", "~=", "&<|", "|&>"})
 # Binary nodes that only test or name a geometry rather than compute with it.
 NON_COMPUTING = (exp.Is, exp.Dot, exp.Alias, exp.PropertyEQ, exp.And, exp.Or)
 
@@ -62,6 +71,44 @@ def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation 
                 query,
             )
     return None
+
+
+def spatial_policy_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Reject spatial calls, casts and operators in PostgreSQL's reading (policy ``separated``).
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> view = postgres_view("SELECT a.geom &&& b.geom FROM t a, t b")
+    >>> spatial_policy_pg(view, GuardContext()).fragment
+    '&&&'
+    """
+    if context.policy != SpatialPolicy.SEPARATED:
+        return None
+    for call in view.calls:
+        if computes_spatially(call.name):
+            return PgViolation(RULE, f"spatial function {call.name}() computes in SQL; "
+                               f"{PG_ADVICE}", f"{call.name}(...)", call.location)
+    for _schema, name in sorted(view.casts, key=str):
+        if postgis_type_name(name) is not None:
+            return PgViolation(RULE, f"a cast to {name} computes in SQL; {PG_ADVICE}",
+                               f"::{name}")
+    for operator, operand in sorted(view.operands):
+        if _is_spatial_operand(operand, context):
+            return PgViolation(RULE, f"the operator {operator} applied to a geometry computes "
+                               f"in SQL; {PG_ADVICE}", operator)
+    for operator in sorted(view.operators & SPATIAL_OPERATORS):
+        return PgViolation(RULE, f"the operator {operator} is PostGIS computation; "
+                           f"{PG_ADVICE}", operator)
+    return None
+
+
+def _is_spatial_operand(operand: str, context: GuardContext) -> bool:
+    """True for an operand :class:`~geoask.sql.pgview.PgView` describes as a geometry."""
+    kind, _, name = operand.partition(":")
+    return (
+        (kind == "column" and name.lower() in context.geometry_columns)
+        or (kind == "call" and is_spatial_function(name))
+        or (kind == "cast" and postgis_type_name(name) is not None)
+    )
 
 
 def is_geometry_expression(node: exp.Expr, context: GuardContext) -> bool:

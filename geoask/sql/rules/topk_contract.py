@@ -6,8 +6,9 @@ from sqlglot import exp
 
 from geoask.sql.context import AnswerContract, GuardContext
 from geoask.sql.parsing import ParsedQuery, violation_at
+from geoask.sql.pgview import PgView
 from geoask.sql.rules.query_only import query_root
-from geoask.sql.violation import GuardViolation
+from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "topk_contract"
 
@@ -42,6 +43,28 @@ def topk_contract(query: ParsedQuery, context: GuardContext) -> GuardViolation |
         query,
         render=True,
     )
+
+
+def topk_contract_pg(view: PgView, context: GuardContext) -> PgViolation | None:
+    """Require ORDER BY and a positive constant LIMIT on PostgreSQL's outermost query.
+
+    >>> from geoask.sql.pgview import postgres_view
+    >>> topk = GuardContext(contract=AnswerContract.TOPK)
+    >>> topk_contract_pg(postgres_view("SELECT a FROM t ORDER BY a LIMIT ALL"), topk).rule
+    'topk_contract'
+    >>> topk_contract_pg(postgres_view("SELECT a FROM t ORDER BY a LIMIT 3"), topk) is None
+    True
+    """
+    if context.contract != AnswerContract.TOPK:
+        return None
+    if view.outer_sorted and view.outer_limit:
+        return None
+    what = "no ORDER BY" if not view.outer_sorted else (
+        "no LIMIT" if view.outer_limit is None else
+        "a LIMIT that is not a positive whole number (LIMIT ALL, NULL, an expression)")
+    return PgViolation(RULE, f"the step promises an ordered Top-K answer but the outer query "
+                       f"has {what}; add ORDER BY <ranking expression> [DESC] LIMIT <k> (k a "
+                       "positive whole number) to the outermost query", "")
 
 
 def _positive_count(limit: exp.Expr) -> bool:
