@@ -204,7 +204,7 @@ def test_catalog_names_schema_demo_and_every_file() -> None:
 @pytest.mark.parametrize("name", RASTER_TABLES)
 def test_raster_file_matches_catalog_facts(name: str) -> None:
     """The GeoTIFF's CRS, size, pixel size, extent, bands, types and nodata are the catalog's."""
-    from geoask.raster import describe, read_geotiff, tile_raster
+    from geoask.base.raster import describe, read_geotiff, tile_raster
 
     info = catalog().table(name).raster_column.raster
     raster = read_geotiff(DATA_DIR / f"{name}.tif")
