@@ -28,7 +28,7 @@ class StatementRun:
     Attributes:
         name: the statement's name (the exported file's stem).
         checked: what the guard accepted and what ran (``checked.sql``).
-        result: the rows (at most the row cap; ``result.truncated`` says if more existed).
+        result: every row (a result past the row cap is refused by the executor).
         exported: where the GeoJSON/JSON file and its preview were written.
         milliseconds: time spent executing and fetching.
 

@@ -194,7 +194,7 @@ def test_prompt_names_each_inputs_native_crs_and_metric_crs(tmp_path):
     parcel = shapely.set_srid(shapely.box(985000, 200000, 986000, 201000), 2263)
     result = QueryResult((ResultColumn("id", "integer"),
                           ResultColumn("geom", "geometry", True, "city.parcels.geom")),
-                         [(1, parcel)], False, 10, "SELECT id, geom FROM city.parcels")
+                         [(1, parcel)], 10, "SELECT id, geom FROM city.parcels")
     exported = export_result(result, str(tmp_path))
     parcels = InputArtifact("parcels", "/input/result.geojson", exported.preview.to_text())
     text = prompt(deps(inputs=[parcels]))

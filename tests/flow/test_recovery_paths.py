@@ -86,6 +86,28 @@ def test_revise_after_an_sql_error(make_services, reader):
     assert "undefined_column" not in sql_prompts[0]
 
 
+def test_a_result_past_the_row_cap_is_revised_never_answered_from(make_services, reader):
+    """A result with more rows than the cap is a step failure with advice, not a cut sample."""
+    def count(records):
+        return {"value": records[0]["n"], "unit": "count"}, "States in the table."
+
+    scripted = ScriptedModel({
+        "intent": [intent("states", OperationIntent.AGGREGATE)],
+        "planner": [sql_plan("count the states", AnswerType.SCALAR, ["n"])],
+        "sql": [draft(("states", "SELECT state_abbr FROM demo.us_states")),
+                draft(("states", "SELECT count(*) AS n FROM demo.us_states"))],
+        "reviewer": [accept()], "answer": [answer_from(AnswerType.SCALAR, count)],
+    })
+    result = answer_question("How many states are in the table?",
+                             services=make_services(scripted, sql_row_cap=10))
+    assert result.status == "answered", result.message
+    assert result.transitions == ["revise", "continue", "continue"]
+    assert result.answer.data_payload["value"] == reader.execute(
+        "SELECT count(*) FROM demo.us_states").fetchone()[0]
+    retry_prompt = [c.prompt for c in scripted.calls if c.role == "sql"][1]
+    assert "result_too_large" in retry_prompt and "more than 10 rows" in retry_prompt
+
+
 REPAIR_QUESTION = "Which three incident categories were most frequent in New Haven?"
 CATEGORY_SCRIPT = '''import json
 

@@ -13,7 +13,7 @@ from geoask.sql.executor import QueryResult, ResultColumn
 def _result(*geometries) -> QueryResult:
     return QueryResult((ResultColumn("id", "integer"),
                         ResultColumn("geom", "geometry", True, "s.t.geom")),
-                       [(i, g) for i, g in enumerate(geometries)], False, 100, "SELECT ...")
+                       [(i, g) for i, g in enumerate(geometries)], 100, "SELECT ...")
 
 
 def _at(x: float, y: float, srid: int):
