@@ -24,7 +24,7 @@ from agents.sql import SqlAttempt, SqlDeps, sql_agent
 from agents.sql import prompt as sql_prompt
 from geoask.base.formats import JSON
 from geoask.compute.step import run_compute
-from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
+from geoask.errors import CrsError, GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.models.retry import is_infrastructure_failure
 from geoask.records.artifact_registry import RegistryEntry
 from geoask.records.run_artifacts import (
@@ -263,6 +263,9 @@ def _run_statements(services: QuestionServices, step_id: str, draft: SqlDraft,
         except QueryExecutionError as error:
             sections.append(f"**{statement.name}** failed in the database: {error}")
             return _failed("database", f"{statement.name}: {error}", attempted=text)
+        except CrsError as error:  # a fact about the data: no rewrite of the SQL changes it
+            sections.append(f"**{statement.name}** has no usable CRS: {error}")
+            return _failed("crs", f"{statement.name}: {error}", attempted=text)
         exported = run.exported
         preview = exported.preview
         fields = [c["name"] for c in preview.columns if c["name"] != preview.geometry_column]

@@ -108,6 +108,26 @@ def test_a_result_past_the_row_cap_is_revised_never_answered_from(make_services,
     assert "result_too_large" in retry_prompt and "more than 10 rows" in retry_prompt
 
 
+def test_an_unknown_crs_ends_the_run_with_its_reason_not_a_crash(make_services):
+    """SRID 0 outside lon/lat range, none declared: no rewrite helps, so no retry; one reason."""
+    plan = sql_python_plan("export the points", "measure the points", AnswerType.SCALAR,
+                           ["n"], geometry=True, granularity="point",
+                           category="spatial_geometry")
+    planar = ("SELECT 1 AS id, ST_SetSRID(ST_MakePoint(500000, 4000000), 0) AS geom")
+    scripted = ScriptedModel({
+        "intent": [intent("points", OperationIntent.AGGREGATE)], "planner": [plan],
+        "sql": [draft(("pts", planar))],
+    })
+    services = make_services(scripted, variant=Variant.POSTGIS)
+    result = answer_question("How far apart are the points?", services=services)
+    assert result.status == "failed"
+    assert result.transitions == ["terminate"]
+    assert "SRID 0" in result.message and "pts" in result.message
+    trace = [(e.tool, e.status, e.detail[:4]) for e in services.recorder.log.tool_trace]
+    assert ("export", "error", "crs:") in trace
+    assert [c.role for c in scripted.calls].count("sql") == 1  # no blind retry
+
+
 REPAIR_QUESTION = "Which three incident categories were most frequent in New Haven?"
 CATEGORY_SCRIPT = '''import json
 
