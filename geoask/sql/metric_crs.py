@@ -19,7 +19,7 @@ zone; so is an extent beyond UTM's latitudes (polar data).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
@@ -50,7 +50,7 @@ GLOBAL_EQUAL_AREA: Final = 8857
 UTM_BASIS: Final = "estimated UTM zone"
 GEODESIC_DISTANCES: Final = "distances: geodesic (pyproj.Geod)"
 """Ends the basis of an equal-area choice: its CRS is for areas, distances are geodesic."""
-Bounds = Sequence[float]
+Bounds = Iterable[float]
 
 
 @dataclass(frozen=True)
