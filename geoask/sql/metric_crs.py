@@ -148,7 +148,8 @@ def _checked(bounds: Bounds) -> tuple[float, float, float, float]:
              and -180.0 <= west <= east <= 180.0 and -90.0 <= south <= north <= 90.0)
     if not valid:
         raise CrsError(f"extent (west {west:.6g}, south {south:.6g}, east {east:.6g}, north "
-                       f"{north:.6g}) is no WGS 84 longitude/latitude box; no metric CRS chosen")
+                       f"{north:.6g}) is no WGS 84 longitude/latitude box, so no metric CRS can be "
+                       "chosen; check the geometries' SRID and coordinates")
     return west, south, east, north
 
 
