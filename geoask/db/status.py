@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import psycopg
 from psycopg import sql
 from pydantic import BaseModel
@@ -45,13 +47,14 @@ def database_status(settings: Settings, catalog: Catalog) -> DatabaseStatus:
     mode = "external" if external else "embedded"
     running = True if external else EmbeddedCluster(settings).is_running()
     counts: dict[str, int | None] = {t.name: None for t in catalog.tables}
-    about = {"catalog": str(settings.catalog_path), "catalog_hint": (
-        "this is the shipped demo catalog, not one of that server's database: set "
-        "GEOASK_CATALOG_PATH to its catalog (draft one with `geoask catalog draft`)"
-        if external and settings.catalog_path.resolve() == CATALOG_PATH.resolve() else None)}
+    hint = ("this is the shipped demo catalog, not one of that server's database: set "
+            "GEOASK_CATALOG_PATH to its catalog (draft one with `geoask catalog draft`)"
+            if external and settings.catalog_path.resolve() == CATALOG_PATH.resolve() else None)
+    status = functools.partial(DatabaseStatus, mode=mode, catalog=str(settings.catalog_path),
+                               catalog_hint=hint)
     if not running:
-        return DatabaseStatus(mode=mode, running=False, reader_url=None, row_counts=counts,
-                              message="not running; start it with `geoask db up`", **about)
+        return status(running=False, reader_url=None, row_counts=counts,
+                      message="not running; start it with `geoask db up`")
     try:
         url = reader_url(settings)
         with psycopg.connect(url, connect_timeout=5) as conn:
@@ -64,6 +67,6 @@ def database_status(settings: Settings, catalog: Catalog) -> DatabaseStatus:
                     row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(name)).fetchone()
                     counts[table.name] = row[0] if row else None
     except (psycopg.Error, GeoaskError) as error:
-        return DatabaseStatus(mode=mode, running=not external, reader_url=None,
-                              row_counts=counts, message=f"cannot connect: {error}", **about)
-    return DatabaseStatus(mode=mode, running=True, reader_url=url, row_counts=counts, **about)
+        return status(running=not external, reader_url=None, row_counts=counts,
+                      message=f"cannot connect: {error}")
+    return status(running=True, reader_url=url, row_counts=counts)
