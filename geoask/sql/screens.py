@@ -56,12 +56,13 @@ class GlotScreen:
 
     Attributes:
         node: the ``&&`` node (every node under it belongs to the screen).
-        columns: lower-case names of the screened geometry columns.
+        columns: the screened geometry columns as ``(qualifier, name)``, lower case
+            (qualifier ``""`` when unqualified).
 
     """
 
     node: exp.Expr
-    columns: frozenset[str]
+    columns: frozenset[tuple[str, str]]
 
 
 def glot_screens(query: ParsedQuery, geometry_columns: frozenset[str]) -> tuple[GlotScreen, ...]:
@@ -70,7 +71,7 @@ def glot_screens(query: ParsedQuery, geometry_columns: frozenset[str]) -> tuple[
     >>> from geoask.sql.parsing import parse_query
     >>> q = parse_query("SELECT id, geom FROM t WHERE geom && ST_MakeEnvelope(0, 0, 1, 1, 4326)")
     >>> [sorted(s.columns) for s in glot_screens(q, frozenset({"geom"}))]
-    [['geom']]
+    [[('', 'geom')]]
     >>> glot_screens(parse_query("SELECT id FROM t WHERE ST_DWithin(geom, g, 1)"), frozenset())
     ()
     """
@@ -111,17 +112,18 @@ class _GlotReader:
     geometry_columns: frozenset[str]
     names: Mapping[int, str | None]
 
-    def screen(self, node: exp.Expr, in_join: bool) -> frozenset[str] | None:
+    def screen(self, node: exp.Expr, in_join: bool) -> frozenset[tuple[str, str]] | None:
         """The screened columns if ``node`` is a screen, else None."""
         if not isinstance(node, exp.ArrayOverlaps):
             return None
         sides = (_unparen(node.this), _unparen(node.expression))
         columns = [side for side in sides if self.column(side)]
+        named = frozenset((column.table.lower(), column.name.lower()) for column in columns)
         if len(columns) == 2 and in_join:
-            return frozenset(column.name.lower() for column in columns)
+            return named
         if len(columns) == 1:
             other = sides[1] if columns[0] is sides[0] else sides[0]
-            return frozenset({columns[0].name.lower()}) if self.fits(other, "box") else None
+            return named if self.fits(other, "box") else None
         return None
 
     def column(self, node: exp.Expr | None) -> bool:
@@ -181,20 +183,22 @@ def _glot_arguments(node: exp.Expr | None) -> list[exp.Expr] | None:
     return values if all(isinstance(value, exp.Expr) for value in values) else None
 
 
-def pg_screened_view(view: PgView, geometry_columns: frozenset[str]) -> tuple[PgView, list[str]]:
+def pg_screened_view(
+    view: PgView, geometry_columns: frozenset[str]
+) -> tuple[PgView, list[tuple[str, str]]]:
     """PostgreSQL's reading with each screen replaced by TRUE, and the screened column names.
 
     >>> from geoask.sql.pgview import postgres_view
     >>> view = postgres_view("SELECT geom FROM t WHERE geom && ST_Point(1, 2, 4326) AND x = 1")
     >>> pruned, columns = pg_screened_view(view, frozenset({"geom"}))
     >>> sorted(pruned.named_calls), sorted(pruned.operators), columns
-    ([], ['='], ['geom'])
+    ([], ['='], [('', 'geom')])
     """
     if len(view.statements) != 1 or "SelectStmt" not in view.statements[0]:
         return view, []
     statement = copy.deepcopy(view.statements[0])
     select = statement["SelectStmt"]
-    columns: list[str] = []
+    columns: list[tuple[str, str]] = []
     for holder, key, in_join in _pg_places(select):
         for owner, slot in _pg_conjuncts(holder, key):
             screened = _pg_screen(owner[slot], geometry_columns, in_join)
@@ -227,13 +231,15 @@ def _pg_conjuncts(owner: Any, slot: Any) -> Iterator[tuple[Any, Any]]:
         yield owner, slot
 
 
-def _pg_screen(node: Any, geometry_columns: frozenset[str], in_join: bool) -> list[str]:
+def _pg_screen(
+    node: Any, geometry_columns: frozenset[str], in_join: bool
+) -> list[tuple[str, str]]:
     """The screened columns if ``node`` is a screen in PostgreSQL's tree, else []."""
     body = _pg_node(node, "A_Expr")
     if body is None or body.get("kind") != "AEXPR_OP" or _pg_names(body.get("name")) != ["&&"]:
         return []
     sides = (body.get("lexpr"), body.get("rexpr"))
-    columns = [name for side in sides if (name := _pg_column(side, geometry_columns))]
+    columns = [_pg_qualified(side) for side in sides if _pg_column(side, geometry_columns)]
     if len(columns) == 2:
         return columns if in_join else []
     if len(columns) == 1:
@@ -258,6 +264,26 @@ def _pg_column(node: Any, geometry_columns: frozenset[str]) -> str | None:
     if names and len(names) == len(fields) and names[-1] in geometry_columns:
         return names[-1]
     return None
+
+
+def _pg_qualified(node: Any) -> tuple[str, str]:
+    """``(qualifier, name)`` of a column reference, lower case (qualifier ``""`` if none)."""
+    names = [name.lower() for name in _pg_names((_pg_node(node, "ColumnRef") or {}).get("fields"))]
+    return (names[-2] if len(names) > 1 else "", names[-1])
+
+
+def exported(column: tuple[str, str], select_list: frozenset[str]) -> bool:
+    """True if ``select_list`` (``*``, ``q.*``, ``q.name``, ``name``, lower case) exports it.
+
+    >>> exported(("a", "geom"), frozenset({"a.geom"})), exported(("a", "geom"), frozenset({"b.*"}))
+    (True, False)
+    """
+    qualifier, name = column
+    if "*" in select_list or name in select_list:
+        return True
+    if qualifier:
+        return bool({f"{qualifier}.*", f"{qualifier}.{name}"} & select_list)
+    return any(item.endswith((f".{name}", ".*")) for item in select_list)
 
 
 def _pg_fits(node: Any, kind: str, geometry_columns: frozenset[str]) -> bool:

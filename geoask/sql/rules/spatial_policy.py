@@ -24,7 +24,7 @@ from geoask.sql.functions import (
 )
 from geoask.sql.parsing import ORIGINAL_NAME_KEY, ParsedQuery, violation_at
 from geoask.sql.pgview import PgView
-from geoask.sql.screens import GlotScreen, glot_screens, pg_screened_view
+from geoask.sql.screens import GlotScreen, exported, glot_screens, pg_screened_view
 from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "spatial_policy"
@@ -192,14 +192,15 @@ def _operands(node: exp.Expr) -> list[exp.Expr]:
     return [value for value in node.args.values() if isinstance(value, exp.Expr)]
 
 
-def _screen_misuse(aggregates: bool, columns: frozenset[str] | list[str],
-                   exported: frozenset[str] | None) -> str | None:
+def _screen_misuse(aggregates: bool, columns: frozenset[tuple[str, str]] | list[tuple[str, str]],
+                   select_list: frozenset[str]) -> str | None:
     """Why a screened query misuses its screens (both readings), or None."""
     if aggregates:
         return ("a bounding-box screen's rows are aggregated (an aggregate, window, GROUP BY "
                 "or HAVING), so the box would be the answer; export the screened rows and "
                 "refine and aggregate in Python")
-    missing = sorted(set(columns) - exported) if exported is not None else []
+    missing = sorted(".".join(filter(None, column)) for column in columns
+                     if not exported(column, select_list))
     if missing:
         return (f"a bounding-box screen on {missing[0]} needs that geometry column in the "
                 "select list: the exact refine in Python reads it")
@@ -223,20 +224,20 @@ def _screened_use(query: ParsedQuery, screens: tuple[GlotScreen, ...]) -> GuardV
     return violation_at(RULE, f"{problem}; {ADVICE}", screens[0].node, query)
 
 
-def _glot_exported(items: list[exp.Expr]) -> frozenset[str] | None:
-    """Lower-case column names a select list exports as such; None when it has a star."""
+def _glot_exported(items: list[exp.Expr]) -> frozenset[str]:
+    """Columns a select list exports as such: ``*``, ``q.*``, ``q.name``, ``name`` (lower case)."""
     names = set()
     for item in items:
         column = item.this if isinstance(item, exp.Alias) else item
-        if isinstance(item, exp.Star) or (
-                isinstance(column, exp.Column) and isinstance(column.this, exp.Star)):
-            return None
-        if isinstance(column, exp.Column):
-            names.add(column.name.lower())
+        if isinstance(column, exp.Star):
+            names.add("*")
+        elif isinstance(column, exp.Column):
+            name = "*" if isinstance(column.this, exp.Star) else column.name
+            names.add(".".join(filter(None, (column.table, name))).lower())
     return frozenset(names)
 
 
-def _screened_use_pg(view: PgView, screened: list[str]) -> PgViolation | None:
+def _screened_use_pg(view: PgView, screened: list[tuple[str, str]]) -> PgViolation | None:
     """PostgreSQL's reading of :func:`_screened_use`."""
     if not screened:
         return None
@@ -252,15 +253,15 @@ def _screened_use_pg(view: PgView, screened: list[str]) -> PgViolation | None:
     return PgViolation(RULE, f"{problem}; {PG_ADVICE}", "&&")
 
 
-def _pg_exported(targets: list[dict[str, Any]]) -> frozenset[str] | None:
-    """Column names PostgreSQL's select list exports as such; None when it has a star."""
+def _pg_exported(targets: list[dict[str, Any]]) -> frozenset[str]:
+    """PostgreSQL's reading of :func:`_glot_exported`."""
     names = set()
     for target in targets:
         fields = (target.get("val") or {}).get("ColumnRef", {}).get("fields") or []
-        if fields and "A_Star" in fields[-1]:
-            return None
-        if fields and "String" in fields[-1]:
-            names.add(fields[-1]["String"]["sval"].lower())
+        written = ["*" if "A_Star" in item else item.get("String", {}).get("sval", "")
+                   for item in fields[-2:]]
+        if written:
+            names.add(".".join(written).lower())
     return frozenset(names)
 
 
