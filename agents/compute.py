@@ -94,6 +94,8 @@ network, over the input files (previews given) that the listed SQL exported.
   distances, buffers and areas after to_crs() to that metric CRS (equal-area for areas over
   large extents) or geodesically with pyproj.Geod, never in degrees; the intent's distance in
   metres; name the CRS in method. make_valid geometries before overlays.
+- Rows an SQL bounding-box screen (&&) selected are a superset (filter-refine): apply the
+  exact distance or predicate before counting, ranking or reporting them.
 - A GeoTIFF input keeps the raster's own CRS (its preview's "raster:" line gives bands, CRS,
   pixel size, nodata and extent; the schema gives band meanings and units): mask nodata
   (read(masked=True)), reproject vector zones to_crs() the raster's CRS before
