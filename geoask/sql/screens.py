@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlglot import exp
 
@@ -126,7 +126,8 @@ class _GlotReader:
             return named if self.fits(other, "box") else None
         return None
 
-    def column(self, node: exp.Expr | None) -> bool:
+    def column(self, node: exp.Expr | None) -> TypeGuard[exp.Column]:
+        """True for a bare geometry column (not ``t.*``)."""
         return (isinstance(node, exp.Column) and not isinstance(node.this, exp.Star)
                 and node.name.lower() in self.geometry_columns)
 
