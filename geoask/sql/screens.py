@@ -155,6 +155,7 @@ class _GlotReader:
         source = select.args.get("from_") or select.args.get("from")
         if (_used(select) - {"from_", "from"} != {"expressions", "where"}
                 or not isinstance(source, exp.From) or not isinstance(source.this, exp.Table)
+                or not _used(source.this) <= {"this", "db", "alias"}
                 or len(select.expressions) != 1 or not self.column(select.expressions[0])):
             return False
         return all(self.key_test(test) for test in _glot_conjuncts(select.args["where"].this))
