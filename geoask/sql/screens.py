@@ -76,7 +76,7 @@ def glot_screens(query: ParsedQuery, geometry_columns: frozenset[str]) -> tuple[
     ()
     """
     tree = query.tree if query.parsed else None
-    if not isinstance(tree, exp.Select):
+    if not isinstance(tree, exp.Select) or query.find(exp.ArrayOverlaps) is None:
         return ()
     names = {id(call.node): call.name for call in function_calls(query)}
     reader = _GlotReader(geometry_columns, names)
@@ -196,7 +196,8 @@ def pg_screened_view(
     >>> sorted(pruned.named_calls), sorted(pruned.operators), columns
     ([], ['='], [('', 'geom')])
     """
-    if len(view.statements) != 1 or "SelectStmt" not in view.statements[0]:
+    if ("&&" not in view.operators or len(view.statements) != 1
+            or "SelectStmt" not in view.statements[0]):
         return view, []
     statement = copy.deepcopy(view.statements[0])
     select = statement["SelectStmt"]
