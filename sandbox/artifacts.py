@@ -17,7 +17,6 @@ MAX_ARTIFACTS = 200
 
 for _format in EXPORT_FORMATS:  # a script's file of an export suffix gets its media type
     mimetypes.add_type(_format.media_type, _format.suffix)
-mimetypes.add_type("application/vnd.apache.parquet", ".parquet")
 mimetypes.add_type("application/geopackage+sqlite3", ".gpkg")
 
 

@@ -169,7 +169,7 @@ def build_evidence(services: QuestionServices, state: ExecutionState) -> str:
     for artifact in last.artifacts:
         readable = stored_format(artifact.format)
         if readable is not None and readable.read_records and artifact.name != "result":
-            records = records_from_artifact(services.store.read_text(artifact.url),
+            records = records_from_artifact(services.store.read_bytes(artifact.url),
                                             artifact.format)
             parts.append(sql_evidence(artifact.name, records, artifact.preview,
                                       services.settings.flow_evidence_rows))

@@ -7,7 +7,11 @@ script wrote are stored with their media type instead; :func:`format_of` accepts
 Everything else - the export, the evidence, the maps, the compute agent's instructions, the
 sandbox's media types, the CLI's clean-up - reads the formats from here.
 
-Adding a format (GeoParquet, say) touches exactly:
+Large vector results are exported as GeoParquet (:data:`GEOPARQUET`: WKB geometry, the CRS in
+the file's ``geo`` metadata) instead of GeoJSON; which one a result gets is the export's choice
+(:func:`geoask.sql.export.export_result`, ``GEOASK_SQL_COLUMNAR_ROWS``).
+
+Adding a format touches exactly:
 
 1. this module: one :class:`ExportFormat` entry in :data:`EXPORT_FORMATS` (name, suffix, media
    type, :class:`Content`, the compute agent's reading hint, a records reader if the file is
@@ -20,17 +24,22 @@ Adding a format (GeoParquet, say) touches exactly:
 'cells.geojson'
 >>> format_of("image/tiff").name
 'geotiff'
+>>> export_format("geoparquet").file_name("cells")
+'cells.parquet'
 """
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-RecordsReader = Callable[[str], list[dict[str, Any]]]
+RecordsReader = Callable[[bytes], list[dict[str, Any]]]
+"""Reads a file's bytes into records (JSON text is read from its UTF-8 bytes as well)."""
 
 
 class Content(StrEnum):
@@ -45,7 +54,7 @@ class UnknownFormatError(ValueError):
     """A format name that no :class:`ExportFormat` declares."""
 
 
-def json_records(text: str) -> list[dict[str, Any]]:
+def json_records(text: str | bytes) -> list[dict[str, Any]]:
     """Records of JSON text: an array's objects, a FeatureCollection's feature properties.
 
     >>> json_records('[{"a": 1}, 2]')
@@ -59,13 +68,27 @@ def json_records(text: str) -> list[dict[str, Any]]:
     return [data] if isinstance(data, dict) else [{"value": data}]
 
 
-def feature_records(text: str) -> list[dict[str, Any]]:
+def feature_records(text: str | bytes) -> list[dict[str, Any]]:
     """Records of a GeoJSON FeatureCollection: each feature's properties (geometry dropped).
 
     >>> feature_records('{"features": [{"properties": {"id": 7}}]}')
     [{'id': 7}]
     """
     return _properties(json.loads(text))
+
+
+def parquet_records(data: bytes) -> list[dict[str, Any]]:
+    """Records of a (Geo)Parquet file: its rows, the ``geo`` metadata's geometry columns dropped.
+
+    Values read as JSON would read them: a ``decimal`` column's values as floats.
+    """
+    import pyarrow.parquet as pq  # start-up speed: pyarrow loads only when a Parquet is read
+
+    table = pq.read_table(io.BytesIO(data))
+    geo = json.loads((table.schema.metadata or {}).get(b"geo", b"{}"))
+    table = table.drop_columns([c for c in geo.get("columns", {}) if c in table.column_names])
+    return [{key: float(value) if isinstance(value, Decimal) else value
+             for key, value in row.items()} for row in table.to_pylist()]
 
 
 def _properties(collection: dict[str, Any]) -> list[dict[str, Any]]:
@@ -83,7 +106,7 @@ class ExportFormat:
         content: what the file holds (:class:`Content`).
         script_hint: how a sandbox script reads it, as the compute agent is told
             (``"GeoJSON: geopandas.read_file"``).
-        read_records: the evidence's reader of the file's text into records, or None when the
+        read_records: the evidence's reader of the file's bytes into records, or None when the
             evidence describes the file otherwise (a raster: its preview's grid facts).
 
     """
@@ -106,8 +129,11 @@ JSON = ExportFormat("json", ".json", "application/json", Content.TABLE,
                     "JSON: json or pandas", json_records)
 GEOTIFF = ExportFormat("geotiff", ".tif", "image/tiff", Content.RASTER,
                        "GeoTIFF .tif: rasterio.open")
+GEOPARQUET = ExportFormat("geoparquet", ".parquet", "application/vnd.apache.parquet",
+                          Content.FEATURES, "GeoParquet .parquet: geopandas.read_parquet",
+                          parquet_records)
 
-EXPORT_FORMATS: tuple[ExportFormat, ...] = (GEOJSON, JSON, GEOTIFF)
+EXPORT_FORMATS: tuple[ExportFormat, ...] = (GEOJSON, JSON, GEOTIFF, GEOPARQUET)
 """Every export format, in the order the compute agent's instructions list them."""
 
 _BY_NAME = {f.name: f for f in EXPORT_FORMATS}
@@ -140,6 +166,15 @@ def format_of(value: str) -> ExportFormat | None:
     (True, None)
     """
     return _BY_NAME.get(value) or _BY_MEDIA_TYPE.get(value)
+
+
+def formats_holding(content: Content) -> tuple[ExportFormat, ...]:
+    """The export formats whose files hold ``content``, in :data:`EXPORT_FORMATS` order.
+
+    >>> [f.name for f in formats_holding(Content.FEATURES)]
+    ['geojson', 'geoparquet']
+    """
+    return tuple(f for f in EXPORT_FORMATS if f.content is content)
 
 
 def holds(value: str, content: Content) -> bool:

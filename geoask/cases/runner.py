@@ -104,7 +104,7 @@ class ProgramRunner:
                 raise ProgramFailedError(f"{where}: {error}") from None
             path = Path(run.exported.data_path)
             artifacts[statement.name] = path
-            output = exported_records(run.exported, _read_text)
+            output = exported_records(run.exported, _read_bytes)
         return output
 
     def _run_python(
@@ -120,5 +120,5 @@ class ProgramRunner:
         return run.result
 
 
-def _read_text(url: str) -> str:
-    return Path(url).read_text(encoding="utf-8")
+def _read_bytes(url: str) -> bytes:
+    return Path(url).read_bytes()

@@ -54,6 +54,10 @@ class ArtifactStore(Protocol):
         """Read a file of this store."""
         ...
 
+    def read_bytes(self, url: str) -> bytes:
+        """Read a file of this store as bytes (a binary export: GeoParquet, GeoTIFF)."""
+        ...
+
     def local_path(self, url: str) -> Path:
         """A local file holding ``url`` (the file itself when local, else a downloaded copy)."""
         ...
@@ -102,6 +106,19 @@ class RunArtifacts:
         try:
             with fsspec.open(url, "rt", encoding="utf-8") as handle:
                 return str(handle.read())
+        except OSError as error:
+            raise ArtifactWriteError(f"cannot read artifact {url}: {error}") from None
+
+    def read_bytes(self, url: str) -> bytes:
+        """Read a file (any fsspec URL) as bytes.
+
+        Raises:
+            ArtifactWriteError: the file cannot be read.
+
+        """
+        try:
+            with fsspec.open(url, "rb") as handle:
+                return bytes(handle.read())
         except OSError as error:
             raise ArtifactWriteError(f"cannot read artifact {url}: {error}") from None
 

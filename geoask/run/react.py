@@ -227,7 +227,7 @@ class ReactToolbox:
             fields.append("geometry")
         self.results[name] = SqlResult(name, self.store.local_path(exported.data_path),
                                        tuple(fields), preview.row_count)
-        records = exported_records(exported, self.store.read_text)
+        records = exported_records(exported, self.store.read_bytes)
         text = sql_evidence(name, records, preview.to_text(), self.evidence_rows)
         readable = f"/input/{PurePosixPath(exported.data_path).name}"
         return self._output(f"{text}\n(cells read it at {readable} after naming {name!r} "

@@ -86,6 +86,12 @@ class DatabaseSettings(BaseModel):
         description="Largest query result fetched (approximate size in memory, MiB); a larger "
         "one is refused with a `result_too_large` error asking for fewer rows or aggregation.",
     )
+    sql_columnar_rows: int = Field(
+        default=20_000, ge=1,
+        description="A query result with geometry and at least this many rows is exported as "
+        "GeoParquet (WKB, CRS in its `geo` metadata; read with geopandas.read_parquet) instead "
+        "of GeoJSON (measured: `benchmark/export_formats.py`).",
+    )
     sql_max_chars: int = Field(
         default=20_000, ge=100, le=1_000_000,
         description="Longest SQL text the guard checks (characters); longer text is refused "

@@ -58,6 +58,8 @@ class GuardContext:
         declared_srids: the catalog's declared SRID per spatial column, for the export.
         raster_bands: the catalog's band lines per raster column, for the export's preview
             (:func:`geoask.catalog.columns.declared_raster_bands`).
+        columnar_rows: a vector result of at least this many rows is exported as GeoParquet
+            instead of GeoJSON (setting ``sql_columnar_rows``); None: always GeoJSON.
         extension_functions: PostGIS functions the connected database's catalog offers
             read-only (:mod:`geoask.sql.catalog_functions`), allowed under ``postgis`` in
             addition to the hand-kept list.
@@ -76,6 +78,7 @@ class GuardContext:
     case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
     declared_srids: Mapping[str, int] = field(default_factory=dict, hash=False)
     raster_bands: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    columnar_rows: int | None = None
     column_names: frozenset[str] = field(default_factory=frozenset)
     extension_functions: frozenset[str] = field(default_factory=frozenset)
     max_sql_chars: int = 20_000
@@ -96,7 +99,7 @@ class GuardContext:
         catalog: Catalog | None = None,
         derive_functions: bool | None = None,
     ) -> GuardContext:
-        """Build a context from settings (``sql_policy``, ``sql_row_cap``) and a catalog.
+        """Build a context from settings (``sql_policy``, ``sql_row_cap``...) and a catalog.
 
         The catalog's names (see :func:`catalog_names`) decide what is quoted and which
         columns are geometry; without one, nothing is quoted and the usual geometry names
@@ -121,6 +124,7 @@ class GuardContext:
             case_sensitive_names=case_sensitive_names,
             declared_srids=declared_srids(catalog),
             raster_bands=declared_raster_bands(catalog),
+            columnar_rows=settings.sql_columnar_rows,
             column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
             max_sql_chars=settings.sql_max_chars,
             extension_functions=(

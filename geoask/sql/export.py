@@ -9,7 +9,11 @@ storage CRS of each geometry column is recorded (:mod:`geoask.sql.crs`) in the c
 foreign member ``native_crs`` and in the preview (``native_crs``; a line per column in its
 text, which is how the compute agent learns it). A result with a raster column becomes one
 GeoTIFF instead (:mod:`geoask.sql.raster_export`: tiles mosaicked, CRS and nodata kept), its
-grid described in the preview's ``raster`` member and text.
+grid described in the preview's ``raster`` member and text. A vector result of at least
+``columnar_rows`` rows (setting ``sql_columnar_rows``) becomes GeoParquet instead of GeoJSON
+(:mod:`geoask.sql.parquet_export`: the same WGS 84 geometries as WKB, converted and written in
+batches of rows): small results stay GeoJSON, which people open; large ones write and read
+several times faster and smaller (``benchmark/export_formats.py``).
 Values: dates and times as ISO 8601 text, numerics as JSON numbers, NULL (and NaN) as null.
 Every file is written through fsspec to a temporary name and then moved into place, so a
 reader never sees a partial file.
@@ -17,13 +21,9 @@ reader never sees a partial file.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -31,11 +31,13 @@ import shapely
 from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
-from geoask.base.formats import GEOJSON, GEOTIFF, JSON
+from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON
 from geoask.base.storage import write_atomic
 from geoask.sql.crs import NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
+from geoask.sql.parquet_export import geoparquet_bytes
 from geoask.sql.raster_export import export_raster, raster_column_indexes, raster_text
+from geoask.sql.values import dumps_exact, json_value, unique_names, wkt
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class ExportedResult:
     """Where a result was written.
 
     Attributes:
-        data_path: URL/path of the GeoJSON or JSON file.
+        data_path: URL/path of the data file (GeoJSON, GeoParquet, JSON or GeoTIFF).
         preview_path: URL/path of the preview JSON file.
         format: the export format's name (:data:`geoask.base.formats.EXPORT_FORMATS`).
         preview: the preview written next to the data.
@@ -117,12 +119,15 @@ def export_result(
     result: QueryResult, out_dir: str, *, name: str = "result", preview_rows: int = 5,
     declared_srids: Mapping[str, int] | None = None,
     raster_bands: Mapping[str, tuple[str, ...]] | None = None,
+    columnar_rows: int | None = None,
 ) -> ExportedResult:
     """Write ``result`` (and its preview) into ``out_dir`` (any fsspec URL or local path).
 
     Writes ``<name>.tif`` (:data:`~geoask.base.formats.GEOTIFF`) when the result has a raster
-    column (:mod:`geoask.sql.raster_export`), else ``<name>.geojson``
-    (:data:`~geoask.base.formats.GEOJSON`) when it has a geometry column, else ``<name>.json``
+    column (:mod:`geoask.sql.raster_export`), else with a geometry column ``<name>.parquet``
+    (:data:`~geoask.base.formats.GEOPARQUET`, :mod:`geoask.sql.parquet_export`) when it has at
+    least ``columnar_rows`` rows (None: never) and ``<name>.geojson``
+    (:data:`~geoask.base.formats.GEOJSON`) otherwise, else ``<name>.json``
     (:data:`~geoask.base.formats.JSON`), plus
     ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
     own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) resolves
@@ -143,6 +148,9 @@ def export_result(
         raster = export_raster(result, rasters, raster_bands or {})
         preview = replace(preview, raster=raster.facts)
         fmt, data = GEOTIFF, raster.data
+    elif result.geometry_columns and is_columnar(result.row_count, columnar_rows):
+        fmt, data = GEOPARQUET, geoparquet_bytes(result, native_crs, preview.geometry_types,
+                                                 preview.bbox_wgs84)
     elif result.geometry_columns:
         fmt, data = GEOJSON, _dumps(result_to_geojson(result, native_crs))
     else:
@@ -153,6 +161,15 @@ def export_result(
     write_atomic(data_path, data)
     write_atomic(preview_path, _dumps(preview.to_dict()))
     return ExportedResult(data_path, preview_path, fmt.name, preview)
+
+
+def is_columnar(row_count: int, columnar_rows: int | None) -> bool:
+    """Whether a vector result of ``row_count`` rows goes out as GeoParquet.
+
+    >>> is_columnar(50_000, 20_000), is_columnar(10, 20_000), is_columnar(10**6, None)
+    (True, False, False)
+    """
+    return columnar_rows is not None and row_count >= columnar_rows
 
 
 def result_to_geojson(
@@ -181,7 +198,7 @@ def result_to_geojson(
             bounds.append(np.asarray(geometry.bounds))
         properties = {
             names[i]: (
-                _wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
+                wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
             )
             for i, value in enumerate(row)
             if i != feature_index
@@ -209,7 +226,7 @@ def result_to_records(result: QueryResult) -> list[dict[str, Any]]:
     geometry_indexes = set(result.geometry_columns)
     return [
         {
-            names[i]: _wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
+            names[i]: wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
             for i, value in enumerate(row)
         }
         for row in result.rows
@@ -259,99 +276,8 @@ def build_preview(
     )
 
 
-def json_value(value: Any) -> Any:
-    """Convert one database value to JSON-ready data.
-
-    Dates, times and timestamps become ISO 8601 text; intervals ISO 8601 durations
-    (``P1DT3600S``); NaN/Infinity null; bytes hex. Decimals (``numeric``) stay exact numbers:
-    an integer when integral, a float when a double holds the value exactly (``2.50`` ->
-    ``2.5``: the value is kept, not the trailing zeros), and otherwise the ``Decimal`` itself,
-    which :func:`dumps_exact` writes as the exact JSON number literal (JSON numbers have no
-    precision limit, RFC 8259 section 6) - never a string, so scripts and answers still read
-    a number (a plain ``json.load`` reads a double; ``parse_float=Decimal`` the exact value).
-
-    >>> json_value(Decimal("2.50")), json_value(dt.date(2020, 1, 2)), json_value(float("nan"))
-    (2.5, '2020-01-02', None)
-    >>> json_value(Decimal("12345678901234567890.123456789"))
-    Decimal('12345678901234567890.123456789')
-    >>> json_value(Decimal("12345678901234567890"))
-    12345678901234567890
-    """
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Decimal):
-        if not value.is_finite():
-            return None
-        if value == value.to_integral_value():
-            return int(value)
-        approximate = float(value)  # a double when it holds the value exactly
-        return approximate if Decimal(repr(approximate)) == value else value
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        seconds = value.seconds + value.microseconds / 1e6
-        return f"P{value.days}DT{seconds:g}S"
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    if isinstance(value, BaseGeometry):
-        return _wkt(to_wgs84(value))
-    if isinstance(value, dict):
-        return {str(key): json_value(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_value(item) for item in value]
-    return str(value)
-
-
-def unique_names(names: Sequence[str]) -> list[str]:
-    """Column names made unique for JSON keys: the second ``id`` becomes ``id_2``.
-
-    >>> unique_names(["id", "id", "name"])
-    ['id', 'id_2', 'name']
-    """
-    seen: dict[str, int] = {}
-    result = []
-    for name in names:
-        count = seen.get(name, 0) + 1
-        seen[name] = count
-        result.append(name if count == 1 else f"{name}_{count}")
-    return result
-
-
-def dumps_exact(payload: Any) -> str:
-    """JSON text of ``payload`` with each ``Decimal`` written as its exact number literal.
-
-    The standard library writes no Decimal; each one is written as a placeholder string
-    (NUL-delimited: database text never holds NUL) and then replaced by its digits.
-
-    >>> dumps_exact({"share": Decimal("75.9216463079124023"), "name": "Robeson"})
-    '{"share": 75.9216463079124023, "name": "Robeson"}'
-    """
-    exact: list[str] = []
-
-    def placeholder(value: Any) -> str:
-        if not isinstance(value, Decimal) or not value.is_finite():
-            raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-        exact.append(str(value))
-        return f"\x00{len(exact) - 1}\x00"
-
-    # allow_nan=False: json_value already mapped NaN/Infinity to null; fail loudly otherwise.
-    text = json.dumps(payload, ensure_ascii=False, allow_nan=False, default=placeholder)
-    if not exact:
-        return text
-    return _PLACEHOLDER.sub(lambda match: exact[int(match.group(1))], text)
-
-
-_PLACEHOLDER = re.compile(r'"\\u0000(\d+)\\u0000"')
-
-
 def _dumps(payload: Any) -> bytes:
     return dumps_exact(payload).encode("utf-8")
-
-
-def _wkt(geometry: BaseGeometry | None) -> str | None:
-    return None if geometry is None else shapely.to_wkt(geometry, rounding_precision=-1)
 
 
 def _short_wkt(value: Any, limit: int = 80) -> str | None:

@@ -57,9 +57,11 @@ def run_statement(
         sql: the submitted statement (executed as submitted, never regenerated).
         context: the guard's policy, contract, row cap and catalog names; its
             ``declared_srids`` resolve geometry values with SRID 0 in the export, its
-            ``raster_bands`` describe a raster's bands in the preview.
+            ``raster_bands`` describe a raster's bands in the preview, its ``columnar_rows``
+            sends a large vector result out as GeoParquet.
         runner: executes the checked statement (``PostgresSqlRunner`` as the reader role).
-        out_dir: local folder or fsspec URL receiving ``<name>.geojson|json`` and a preview.
+        out_dir: local folder or fsspec URL receiving ``<name>.geojson|parquet|json|tif`` and
+            a preview.
         name: file stem of the export.
         preview_rows: rows kept in the preview.
         on_event: called for each stage's outcome (see :data:`ToolEvent`).
@@ -91,7 +93,8 @@ def run_statement(
     try:
         exported = export_result(result, out_dir, name=name, preview_rows=preview_rows,
                                  declared_srids=context.declared_srids,
-                                 raster_bands=context.raster_bands)
+                                 raster_bands=context.raster_bands,
+                                 columnar_rows=context.columnar_rows)
     except GeoaskError as error:
         record("export", "error", f"{'crs' if isinstance(error, CrsError) else 'export'}: "
                f"{error}", 0.0)

@@ -23,30 +23,31 @@ RESULT_MARKER = "result (JSON): "
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
-def records_from_artifact(text: str, fmt: str) -> list[dict[str, Any]]:
-    """Records of an exported result: JSON records, or GeoJSON feature properties.
+def records_from_artifact(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
+    """Records of an exported result: JSON records, GeoJSON feature properties, Parquet rows.
 
     The format's records reader (:attr:`geoask.base.formats.ExportFormat.read_records`) reads
-    the text; text of another format is read as JSON (:func:`geoask.base.formats.json_records`).
+    the file's bytes; a file of another format is read as JSON
+    (:func:`geoask.base.formats.json_records`).
 
     >>> records_from_artifact('[{"a": 1}]', "json")
     [{'a': 1}]
     """
     found = stored_format(fmt)
     read = found.read_records if found is not None and found.read_records else json_records
-    return read(text)
+    return read(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def exported_records(exported: ExportedResult,
-                     read_text: Callable[[str], str]) -> list[dict[str, Any]]:
+                     read_bytes: Callable[[str], bytes]) -> list[dict[str, Any]]:
     """Records of an exported statement: its rows, or for a GeoTIFF the raster's facts.
 
     A raster has no rows to show; its one record is the preview's ``raster`` member (size,
-    bands, CRS, pixel size, extent). ``read_text`` reads the data file's URL.
+    bands, CRS, pixel size, extent). ``read_bytes`` reads the data file's URL.
     """
     if exported.preview.raster is not None:
         return [dict(exported.preview.raster)]
-    return records_from_artifact(read_text(exported.data_path), exported.format)
+    return records_from_artifact(read_bytes(exported.data_path), exported.format)
 
 
 def sql_evidence(name: str, records: list[dict[str, Any]], preview: str, max_rows: int) -> str:

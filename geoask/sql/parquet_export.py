@@ -1,0 +1,156 @@
+"""Write a large vector result as GeoParquet, converting and writing its rows in batches.
+
+The file is GeoParquet 1.1 as geopandas' ``GeoDataFrame.to_parquet`` writes it and
+``geopandas.read_parquet`` reads it: the feature geometry (the result's first geometry column)
+in the column ``geometry`` as ISO WKB, and the file's ``geo`` metadata naming it, its encoding,
+geometry types, bounding box and CRS (PROJJSON of EPSG:4326: like the GeoJSON export, every
+geometry was reprojected to WGS 84 longitude/latitude first, so both formats of one result hold
+the same coordinates). The native CRS of each geometry column is kept in the file's
+``native_crs`` metadata (the GeoJSON's foreign member of that name). Further geometry columns
+are WKT text, and other values are those of the JSON export (:func:`geoask.sql.values.json_value`)
+in a column type chosen from the PostgreSQL type (:func:`arrow_type`).
+
+Rows are turned into Arrow columns :data:`BATCH_ROWS` at a time and each batch is written as
+one row group, so the full result is never held a second time as columns.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import shapely
+from pyproj import CRS
+
+from geoask.sql.crs import WGS84_SRID, NativeCrs, to_wgs84
+from geoask.sql.executor import QueryResult, ResultColumn
+from geoask.sql.values import dumps_exact, json_value, unique_names, wkt
+
+BATCH_ROWS = 10_000
+"""Rows converted to columns and written as one row group at a time."""
+
+GEOPARQUET_VERSION = "1.1.0"
+FEATURE_COLUMN = "geometry"
+"""The feature geometry's column name (as a GeoJSON read by geopandas names it)."""
+
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "smallint": pa.int64(), "integer": pa.int64(), "bigint": pa.int64(),
+    "real": pa.float64(), "double precision": pa.float64(), "boolean": pa.bool_(),
+}
+"""PostgreSQL type -> Arrow type of its column; ``numeric`` is :func:`numeric_type`'s, the rest
+text (dates and times as ISO 8601, ``json`` and arrays as JSON text, as the JSON export writes
+them)."""
+
+_MAX_DECIMAL_DIGITS = 38
+
+
+def arrow_type(column: ResultColumn, values: Sequence[Any]) -> pa.DataType:
+    """The Arrow type of a non-geometry result column holding the JSON-ready ``values``.
+
+    >>> arrow_type(ResultColumn("n", "bigint"), [1, None])
+    DataType(int64)
+    >>> arrow_type(ResultColumn("d", "date"), ["2020-01-02"])
+    DataType(string)
+    """
+    if column.type_name == "numeric":
+        return numeric_type(values)
+    return _ARROW_TYPES.get(column.type_name, pa.string())
+
+
+def numeric_type(values: Sequence[Any]) -> pa.DataType:
+    """``float64`` when every value is an exact double, else a decimal wide enough, else text.
+
+    ``values`` are :func:`~geoask.sql.values.json_value` outputs: a ``Decimal`` only where no
+    double holds the value exactly, so the column keeps every digit.
+
+    >>> numeric_type([1, 2.5, None])
+    DataType(double)
+    >>> numeric_type([Decimal("12345678901234567890.123456789"), 2])
+    Decimal128Type(decimal128(29, 9))
+    """
+    exact = [Decimal(str(v)) for v in values if isinstance(v, Decimal)]
+    if not exact:
+        return pa.float64()
+    scale = max(max(-int(v.as_tuple().exponent), 0) for v in exact)
+    whole = max(len(str(abs(int(v)))) for v in (*exact, *(Decimal(str(v)) for v in values
+                                                           if isinstance(v, int | float))))
+    if whole + scale > _MAX_DECIMAL_DIGITS:
+        return pa.string()
+    return pa.decimal128(whole + scale, scale)
+
+
+def geoparquet_bytes(result: QueryResult, native_crs: Sequence[NativeCrs],
+                     geometry_types: Sequence[str], bbox: Sequence[float] | None,
+                     batch_rows: int = BATCH_ROWS) -> bytes:
+    """The GeoParquet file of ``result`` (geometries already in EPSG:4326).
+
+    ``geometry_types`` and ``bbox`` (WGS 84) of the feature geometry go into the ``geo``
+    metadata; the preview (:func:`geoask.sql.export.build_preview`) has computed them.
+
+    Raises:
+        ValueError: the result has no geometry column.
+
+    """
+    if not result.geometry_columns:
+        raise ValueError("the result has no geometry column")
+    feature = result.geometry_columns[0]
+    names = unique_names([FEATURE_COLUMN if i == feature else c.name
+                          for i, c in enumerate(result.columns)])
+    schema = _schema(result, names, native_crs, geometry_types, bbox)
+    buffer = io.BytesIO()
+    with pq.ParquetWriter(buffer, schema) as writer:
+        for start in range(0, result.row_count, batch_rows):
+            rows = result.rows[start:start + batch_rows]
+            writer.write_batch(_batch(result, rows, schema))
+    return buffer.getvalue()
+
+
+def _schema(result: QueryResult, names: Sequence[str], native_crs: Sequence[NativeCrs],
+            geometry_types: Sequence[str], bbox: Sequence[float] | None) -> pa.Schema:
+    feature = result.geometry_columns[0]
+    fields = []
+    for i, column in enumerate(result.columns):
+        if i == feature:
+            fields.append(pa.field(names[i], pa.binary()))
+        elif column.is_geometry:
+            fields.append(pa.field(names[i], pa.string()))
+        else:
+            values = [json_value(row[i]) for row in result.rows] if column.type_name == (
+                "numeric") else []
+            fields.append(pa.field(names[i], arrow_type(column, values)))
+    geo = {"version": GEOPARQUET_VERSION, "primary_column": names[feature], "columns": {
+        names[feature]: {"encoding": "WKB", "geometry_types": list(geometry_types),
+                         "crs": CRS.from_epsg(WGS84_SRID).to_json_dict(),
+                         **({"bbox": list(bbox)} if bbox else {})}}}
+    native = {crs.column: crs.to_dict() for crs in native_crs}
+    return pa.schema(fields, metadata={"geo": json.dumps(geo), "native_crs": json.dumps(native)})
+
+
+def _batch(result: QueryResult, rows: Sequence[tuple[Any, ...]], schema: pa.Schema
+           ) -> pa.RecordBatch:
+    feature = result.geometry_columns[0]
+    arrays = []
+    for i, (column, field) in enumerate(zip(result.columns, schema, strict=True)):
+        values = [row[i] for row in rows]
+        if i == feature:
+            wgs84 = [to_wgs84(value) for value in values]
+            arrays.append(pa.array(shapely.to_wkb(wgs84, flavor="iso"), pa.binary()))
+        elif column.is_geometry:
+            arrays.append(pa.array([wkt(to_wgs84(value)) for value in values], pa.string()))
+        else:
+            arrays.append(_column(values, field.type))
+    return pa.record_batch(arrays, schema=schema)
+
+
+def _column(values: Sequence[Any], arrow: pa.DataType) -> pa.Array:
+    converted = [json_value(value) for value in values]
+    if pa.types.is_decimal(arrow):
+        converted = [None if v is None else Decimal(str(v)) for v in converted]
+    elif pa.types.is_string(arrow):
+        converted = [v if v is None or isinstance(v, str) else dumps_exact(v) for v in converted]
+    return pa.array(converted, arrow)
