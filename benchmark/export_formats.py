@@ -10,7 +10,8 @@ EPSG:32618, as the executor returns them: shapely geometries with their SRID; th
 time is not in the numbers): the export's wall time, the file size, and the time a sandbox
 script takes to read the file (``geopandas.read_file`` / ``geopandas.read_parquet``, timed
 inside the script, so the sandbox's start-up is not in it). Prints the median of ``--runs``
-per cell (after one warm-up export) and the GeoJSON/GeoParquet ratios; ``GEOASK_SQL_COLUMNAR_ROWS`` is set from them.
+per cell (after one warm-up export) and the GeoJSON/GeoParquet ratios;
+``GEOASK_SQL_COLUMNAR_ROWS`` is set from them.
 """
 
 from __future__ import annotations
