@@ -1,6 +1,7 @@
 """The compute agent: writes one GeoPandas/Shapely script for the sandbox.
 
-The script reads the step's input artifacts from ``/input/<name>.geojson|json|tif``, may write
+The script reads the step's input artifacts from ``/input/<name>.geojson|parquet|json|tif``
+(:data:`geoask.base.formats.EXPORT_FORMATS`), may write
 files to ``/scratch``, and prints as its last line one JSON object
 ``{"status": "success"|"error", "summary": str, "result": object|array}``. The script models
 are in :mod:`geoask.vocabulary.drafts`.
@@ -20,7 +21,7 @@ from pydantic_ai import Agent, RunContext
 
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
-from geoask.base.formats import EXPORT_FORMATS
+from geoask.base.formats import EXPORT_FORMATS, Content, formats_holding
 from geoask.vocabulary.drafts import ComputeOutput, ComputeRefusal, ComputeScript
 from geoask.vocabulary.plan import ExecutionConstraints, Intent, OperationIntent, PlanStep
 from sandbox.protocol import PROTOCOL_EXAMPLE
@@ -82,6 +83,10 @@ def read_inputs_rule() -> str:
                          "files only under /scratch.", width=92, subsequent_indent="  ")
 
 
+FEATURE_FORMATS = " and ".join(f.suffix for f in formats_holding(Content.FEATURES))
+"""The vector export formats (their suffixes), all in WGS 84 lon/lat, as the instructions say."""
+
+
 INSTRUCTIONS = f"""\
 Write one Python script for one computation step. It runs in a sandbox without database or
 network, over the input files (previews given) that the listed SQL exported.
@@ -89,11 +94,11 @@ network, over the input files (previews given) that the listed SQL exported.
 - Import only {", ".join(SANDBOX_LIBRARIES)} and the standard library, but no subprocess,
   socket, network, database, ctypes or multiprocessing; no exec, eval or __import__.
 - Use column names exactly as in the previews and the SQL.
-- GeoJSON inputs are WGS 84 lon/lat (EPSG:4326) whatever CRS the database stores; each
-  preview's "crs of" line names the native CRS, its units and the metric CRS. Compute
-  areas, buffers and distances after to_crs() to it, never in degrees; where the line says
-  "distances: geodesic" it is an equal-area CRS for areas only: measure distances on the
-  lon/lat with pyproj.Geod(ellps="WGS84") (inv, geometry_length) and buffer each feature in
+- Feature inputs ({FEATURE_FORMATS}) are WGS 84 lon/lat (EPSG:4326) whatever CRS the
+  database stores; each preview's "crs of" line names the native CRS, its units and the metric
+  CRS. Compute areas, buffers and distances after to_crs() to it, never in degrees; where the
+  line says "distances: geodesic" it is an equal-area CRS for areas only: measure distances on
+  the lon/lat with pyproj.Geod(ellps="WGS84") (inv, geometry_length) and buffer each feature in
   its estimate_utm_crs(). The intent's distance is in metres; name the CRS in method.
   make_valid geometries before overlays.
 - Rows an SQL bounding-box screen (&&) selected are a superset (filter-refine): apply the

@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import doctest
+import io
 import mimetypes
+from decimal import Decimal
 
+import geopandas
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from shapely.geometry import Point
 
 import sandbox.artifacts  # noqa: F401  (registers the formats' media types with mimetypes)
 from geoask.base import formats
 from geoask.base.formats import (
     EXPORT_FORMATS,
     GEOJSON,
+    GEOPARQUET,
     GEOTIFF,
     JSON,
     Content,
     UnknownFormatError,
     export_format,
     format_of,
+    format_of_file,
+    formats_holding,
     holds,
     stored_format,
 )
@@ -27,6 +36,7 @@ TABLE = [
     ("geojson", ".geojson", "application/geo+json", Content.FEATURES, True),
     ("json", ".json", "application/json", Content.TABLE, True),
     ("geotiff", ".tif", "image/tiff", Content.RASTER, False),
+    ("geoparquet", ".parquet", "application/vnd.apache.parquet", Content.FEATURES, True),
 ]
 
 
@@ -61,7 +71,7 @@ def test_names_suffixes_and_media_types_are_unique():
 
 def test_an_unknown_format_is_a_clear_error():
     with pytest.raises(UnknownFormatError, match=r"unknown export format 'parquet' \(known: "
-                                                 r"geojson, json, geotiff\)"):
+                                                 r"geojson, json, geotiff, geoparquet\)"):
         export_format("parquet")
     assert isinstance(UnknownFormatError("x"), ValueError)
 
@@ -81,6 +91,32 @@ def test_records_readers():
     assert JSON.read_records('{"a": 1}') == [{"a": 1}]
     assert JSON.read_records("3") == [{"value": 3}]
     assert GEOTIFF.read_records is None
+
+
+def test_a_file_name_says_its_format_by_suffix():
+    for fmt in EXPORT_FORMATS:
+        assert format_of_file(f"memory://run/sql-1/{fmt.file_name('cells')}") is fmt
+    assert format_of_file("/run/notes.csv") is None
+    assert format_of_file("/run.d/README") is None
+
+
+def test_feature_formats_are_geojson_and_geoparquet():
+    assert formats_holding(Content.FEATURES) == (GEOJSON, GEOPARQUET)
+    assert formats_holding(Content.RASTER) == (GEOTIFF,)
+
+
+def test_parquet_records_drop_the_geometry_and_read_decimals_as_numbers():
+    frame = geopandas.GeoDataFrame(
+        {"id": [1, 2], "share": [Decimal("0.25"), None]},
+        geometry=[Point(1, 2), Point(3, 4)], crs=4326)
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    assert GEOPARQUET.read_records is not None
+    assert GEOPARQUET.read_records(buffer.getvalue()) == [{"id": 1, "share": 0.25},
+                                                          {"id": 2, "share": None}]
+    plain = io.BytesIO()
+    pq.write_table(pa.table({"n": [3]}), plain)
+    assert GEOPARQUET.read_records(plain.getvalue()) == [{"n": 3}]
 
 
 def test_doctests():

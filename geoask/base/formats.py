@@ -138,6 +138,7 @@ EXPORT_FORMATS: tuple[ExportFormat, ...] = (GEOJSON, JSON, GEOTIFF, GEOPARQUET)
 
 _BY_NAME = {f.name: f for f in EXPORT_FORMATS}
 _BY_MEDIA_TYPE = {f.media_type: f for f in EXPORT_FORMATS}
+_BY_SUFFIX = {f.suffix: f for f in EXPORT_FORMATS}
 
 
 def export_format(name: str) -> ExportFormat:
@@ -166,6 +167,16 @@ def format_of(value: str) -> ExportFormat | None:
     (True, None)
     """
     return _BY_NAME.get(value) or _BY_MEDIA_TYPE.get(value)
+
+
+def format_of_file(path: str) -> ExportFormat | None:
+    """The format a file's name says by its suffix (any URL or path), or None.
+
+    >>> format_of_file("s3://b/run/sql-1/cells.parquet").name, format_of_file("/a/notes.txt")
+    ('geoparquet', None)
+    """
+    name = path.rsplit("/", 1)[-1]
+    return _BY_SUFFIX.get(f".{name.rsplit('.', 1)[-1]}") if "." in name else None
 
 
 def formats_holding(content: Content) -> tuple[ExportFormat, ...]:

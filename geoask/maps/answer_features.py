@@ -1,6 +1,7 @@
 """Which of a run's exported features are the answer: one choice for every answer map.
 
-A run exports GeoJSON files (RFC 7946, EPSG:4326) - usually more than the answer: "airports
+A run exports GeoJSON files (RFC 7946, EPSG:4326), GeoParquet for large results (also
+EPSG:4326; both read by :data:`LAYER_READERS`) - usually more than the answer: "airports
 within 50 km of RDU" fetches every airport, a Python step then filters. :func:`pick_answer`
 splits a run's layers into the **answer** (drawn prominently, the map zoomed to it) and the
 **context** (everything fetched, drawn muted), from the typed answer
@@ -10,7 +11,7 @@ splits a run's layers into the **answer** (drawn prominently, the map zoomed to 
 2. ``entity_list`` / ``ranked_list`` ids, or ``records`` key values (string/integer fields):
    the features of the layer column that matches the most distinct answer values (ties: the
    fewer features, then the later layer - the final step's);
-3. otherwise the final step's own GeoJSON output, when it exported one;
+3. otherwise the final step's own feature output (GeoJSON, GeoParquet), when it exported one;
 4. otherwise no answer features (the layers are drawn as they are).
 
 Both the PNG map (:mod:`geoask.maps.answer_map`) and the interactive one
@@ -20,16 +21,17 @@ Both the PNG map (:mod:`geoask.maps.answer_map`) and the interactive one
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import fsspec
 import geopandas as gpd
 import pandas as pd
+import pyarrow.parquet as pq
 from shapely.geometry import box, shape
 
-from geoask.base.formats import GEOJSON, format_of
+from geoask.base.formats import GEOJSON, GEOPARQUET, ExportFormat, format_of, format_of_file
 from geoask.vocabulary.answers import AnswerType, FinalAnswer
 
 if TYPE_CHECKING:
@@ -39,6 +41,19 @@ ANSWER_COLOUR: Final = "#d62728"
 CONTEXT_COLOURS: Final = ("#9a9a9a", "#b8b8b8", "#7f7f7f", "#c9c9c9")
 LAYER_COLOURS: Final = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 Bounds = tuple[float, float, float, float]
+
+
+def _read_geoparquet(handle: IO[bytes]) -> gpd.GeoDataFrame | None:
+    """A GeoParquet file's features; None for a Parquet without ``geo`` metadata (a table)."""
+    if b"geo" not in (pq.read_schema(handle).metadata or {}):
+        return None
+    handle.seek(0)
+    return gpd.read_parquet(handle)
+
+
+LAYER_READERS: dict[ExportFormat, Callable[[IO[bytes]], gpd.GeoDataFrame | None]] = {
+    GEOJSON: gpd.read_file, GEOPARQUET: _read_geoparquet}
+"""The export formats drawn as map layers, with how each file is read."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +94,10 @@ class AnswerFeatures:
         return west, south, east, north
 
 
-def geojson_layers(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[tuple[str, str]]:
-    """``(layer name, url)`` of the GeoJSON files of a run's steps, in step order.
+def feature_layers(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[tuple[str, str]]:
+    """``(layer name, url)`` of the feature files (:data:`LAYER_READERS`) of a run's steps.
+
+    In step order.
 
     A name used by an earlier step gets ``-2``, ``-3``... so every layer keeps its own name.
     """
@@ -88,7 +105,8 @@ def geojson_layers(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[tupl
     names: set[str] = set()
     for artifacts in step_artifacts:
         for artifact in artifacts:
-            if format_of(artifact.format) is not GEOJSON:
+            found = format_of(artifact.format)
+            if found is None or found not in LAYER_READERS:
                 continue
             name, number = artifact.name, 1
             while name in names:
@@ -100,11 +118,25 @@ def geojson_layers(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[tupl
 
 
 def read_layers(files: Iterable[tuple[str, str]]) -> dict[str, gpd.GeoDataFrame]:
-    """The non-empty GeoJSON files (any fsspec URL) as GeoDataFrames in EPSG:4326, by name."""
+    """The non-empty feature files (any fsspec URL) as GeoDataFrames in EPSG:4326, by name.
+
+    Each file is read by its format's reader (:data:`LAYER_READERS`, told by the suffix);
+    a Parquet file without ``geo`` metadata holds no layer.
+
+    Raises:
+        ValueError: a file's suffix names no format drawn as a layer.
+
+    """
     layers: dict[str, gpd.GeoDataFrame] = {}
     for name, url in files:
+        found = format_of_file(url)
+        if found is None or found not in LAYER_READERS:
+            raise ValueError(f"{url} is no map layer (layers: "
+                             f"{', '.join(f.suffix for f in LAYER_READERS)})")
         with fsspec.open(url, "rb") as handle:
-            frame = gpd.read_file(handle)
+            frame = LAYER_READERS[found](handle)
+        if frame is None:
+            continue
         frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
         if len(frame):
             layers[name] = frame.set_crs(4326, allow_override=True)

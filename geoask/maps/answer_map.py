@@ -1,6 +1,7 @@
 """The maps of an answer: its features drawn over what the run fetched, as PNG and HTML.
 
-:func:`draw_answer_maps` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946), picks
+:func:`draw_answer_maps` reads the feature files a run exported (GeoJSON, RFC 7946, or
+GeoParquet; EPSG:4326), picks
 the answer's features with :func:`geoask.maps.answer_features.pick_answer`, and writes two files
 into the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over
 the fetched context in grey - polygons under lines under points - zoomed to the answer's extent
@@ -34,7 +35,7 @@ from pyproj import Proj
 from geoask.base.storage import filesystem_for, write_atomic
 from geoask.maps.answer_features import (
     AnswerFeatures,
-    geojson_layers,
+    feature_layers,
     layer_styles,
     pick_answer,
     read_layers,
@@ -213,7 +214,7 @@ def render_answer_map(features: AnswerFeatures, title: str,
     axes.set_title(plain_text(title if len(title) <= 90 else title[:87] + "..."), fontsize=10)
     axes.set_xticks([])
     axes.set_yticks([])
-    sources = ["GeoJSON exports (EPSG:4326)"] if features.context or features.answer is not None \
+    sources = ["feature exports (EPSG:4326)"] if features.context or features.answer is not None \
         else []
     source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
     axes.set_xlabel(f"drawn in {crs} from the run's {source}", fontsize=7)
@@ -243,7 +244,7 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
     Args:
         store: the run's :class:`geoask.records.run_artifacts.RunArtifacts` (``url``, ``folder``).
         step_artifacts: the artifact references of each step, in step order (``name``,
-            ``url``, ``format``); the last step's GeoJSON is the answer's fallback.
+            ``url``, ``format``); the last step's features are the answer's fallback.
         answer: the typed answer whose features are drawn prominently (None: just the layers).
         title: the map title (the question).
 
@@ -253,13 +254,13 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
 
     """
     try:
-        files = geojson_layers(step_artifacts)
+        files = feature_layers(step_artifacts)
         layers = read_layers(files)
         rasters = [_read_bytes(url) for url in raster_urls(step_artifacts)]
         if not layers and not rasters:
             return None
         done = [artifacts for artifacts in step_artifacts if artifacts]
-        final_count = len(geojson_layers(done[-1:]))
+        final_count = len(feature_layers(done[-1:]))
         final = [name for name, _ in files[len(files) - final_count:]] if final_count else []
         features = pick_answer(answer, layers, final) if layers else AnswerFeatures(None)
         if rasters:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import shapely
@@ -137,9 +138,9 @@ def _batch(result: QueryResult, rows: Sequence[tuple[Any, ...]], schema: pa.Sche
     arrays = []
     for i, (column, field) in enumerate(zip(result.columns, schema, strict=True)):
         values = [row[i] for row in rows]
-        if i == feature:
-            wgs84 = [to_wgs84(value) for value in values]
-            arrays.append(pa.array(shapely.to_wkb(wgs84, flavor="iso"), pa.binary()))
+        if i == feature:  # already in EPSG:4326 (reproject_result), written as they are
+            wkb = shapely.to_wkb(np.array(values, dtype=object), flavor="iso")
+            arrays.append(pa.array(wkb, pa.binary()))
         elif column.is_geometry:
             arrays.append(pa.array([wkt(to_wgs84(value)) for value in values], pa.string()))
         else:

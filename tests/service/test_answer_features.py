@@ -6,7 +6,7 @@ import geopandas as gpd
 import pytest
 from shapely.geometry import Point, box
 
-from geoask.maps.answer_features import answer_values, geojson_layers, pick_answer
+from geoask.maps.answer_features import answer_values, feature_layers, pick_answer
 from geoask.vocabulary.answers import FinalAnswer
 from geoask.vocabulary.artifacts import ArtifactRef
 
@@ -73,10 +73,13 @@ def test_answer_values_keeps_only_key_like_fields():
     assert answer_values(answer("scalar", {"value": 1})) == {}
 
 
-def test_geojson_layers_keep_step_order_and_unique_names():
+def test_feature_layers_keep_step_order_and_unique_names():
     refs = [[ArtifactRef(name="result", url="/r/sql-1/result.geojson", format="geojson"),
              ArtifactRef(name="rows", url="/r/sql-1/rows.json", format="json")],
             [ArtifactRef(name="result", url="/r/python-1/result.geojson",
-                         format="application/geo+json")]]
-    assert geojson_layers(refs) == [("result", "/r/sql-1/result.geojson"),
-                                    ("result-2", "/r/python-1/result.geojson")]
+                         format="application/geo+json")],
+            [ArtifactRef(name="cells", url="/r/sql-2/cells.parquet", format="geoparquet"),
+             ArtifactRef(name="grid", url="/r/sql-2/grid.tif", format="geotiff")]]
+    assert feature_layers(refs) == [("result", "/r/sql-1/result.geojson"),
+                                    ("result-2", "/r/python-1/result.geojson"),
+                                    ("cells", "/r/sql-2/cells.parquet")]
