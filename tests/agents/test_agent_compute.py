@@ -234,3 +234,9 @@ def test_instructions_say_how_to_read_every_export_format():
         assert fmt.script_hint in rule
     assert rule.startswith("- Read inputs only from their /input paths (GeoJSON: ")
     assert compute_module.read_inputs_rule() in compute_module.INSTRUCTIONS
+
+
+def test_instructions_tell_how_to_read_geoparquet_and_that_it_is_wgs84():
+    text = " ".join(compute_module.INSTRUCTIONS.split())
+    assert "GeoParquet .parquet: geopandas.read_parquet" in text
+    assert "Feature inputs (.geojson and .parquet) are WGS 84 lon/lat (EPSG:4326)" in text

@@ -164,3 +164,29 @@ def test_a_reused_file_outside_the_artifact_root_is_not_used(tmp_path):
 
 def test_preview_url_sits_beside_the_data_file():
     assert preview_url("s3://b/run/sql-1/a.json") == "s3://b/run/sql-1/a.preview.json"
+
+
+def test_a_geoparquet_export_is_registered_as_features_and_reused_with_its_geometry(tmp_path):
+    import shapely
+
+    from geoask.sql.executor import QueryResult, ResultColumn
+    from geoask.sql.export import export_result
+
+    rows = [(i, shapely.set_srid(shapely.Point(500_000 + i, 4_500_000), 32618))
+            for i in range(30)]
+    result = QueryResult((ResultColumn("id", "integer"),
+                          ResultColumn("geom", "geometry", True, "demo.sites.geom")),
+                         rows, False, 100, "SELECT id, geom FROM demo.sites")
+    exported = export_result(result, str(tmp_path / "run1" / "sql-1"), name="sites",
+                             columnar_rows=10)
+    artifact = ArtifactRef(name="sites", url=exported.data_path, format=exported.format,
+                           sql="SELECT id, geom FROM demo.sites")
+    [entry] = step_entries(lambda url: Path(url).read_text(), [artifact], step="sql-1",
+                           run_id="run1", units={})
+    assert (entry.kind, entry.format, entry.srid, entry.native_crs, entry.row_count) == (
+        ArtifactKind.FEATURES, "geoparquet", 4326, "EPSG:32618", 30)
+    assert entry.url.endswith("sites.parquet")
+    assert "geometry" in entry.to_artifact_ref().fields
+    reused = {"turn-1.sql-1.sites": entry.model_copy(update={"ref": "turn-1.sql-1.sites"})}
+    assert check_inputs("python-1", ["turn-1.sql-1.sites"], reused, geometry_needed=True,
+                        roots=[str(tmp_path)]) == []

@@ -118,7 +118,22 @@ def test_evidence_lists_small_results_and_previews_large_ones():
     assert 'records (JSON): [{"id": 1}]' in sql_evidence("a", records, "PREVIEW", 5)
     many = [{"id": n} for n in range(10)]
     assert "PREVIEW" in sql_evidence("a", many, "PREVIEW", 5)
+    assert records_from_artifact(geojson.encode("utf-8"), "geojson") == [{"id": 1}]
     assert "records (JSON)" not in sql_evidence("a", many, "PREVIEW", 5)
+
+
+def test_evidence_reads_a_geoparquet_export_from_its_bytes(tmp_path):
+    import shapely
+
+    from geoask.sql.executor import QueryResult, ResultColumn
+    from geoask.sql.export import export_result
+
+    rows = [(n, shapely.set_srid(shapely.Point(n, 1), 4326)) for n in range(12)]
+    result = QueryResult((ResultColumn("n", "integer"), ResultColumn("geom", "geometry", True)),
+                         rows, False, 100, "SELECT n, geom FROM t")
+    exported = export_result(result, str(tmp_path), columnar_rows=10)
+    records = records_from_artifact((tmp_path / "result.parquet").read_bytes(), exported.format)
+    assert records == [{"n": n} for n in range(12)]
 
 
 class Yes(BaseModel):

@@ -212,3 +212,50 @@ def test_the_scale_bar_matches_ground_metres_at_the_centre_of_the_map_crs(bounds
     (x0, x1), (y0, y1) = to_map.transform([lon, east_lon], [lat, east_lat])
     map_units = ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5
     assert map_units / 1000.0 == pytest.approx(view.units_per_metre, rel=2e-3)
+
+
+def geoparquet_airports(store: RunArtifacts) -> str:
+    """The airports of :func:`airport_run` exported as GeoParquet (a large result's format)."""
+    import shapely
+
+    from geoask.sql.executor import QueryResult, ResultColumn
+    from geoask.sql.export import export_result
+
+    rows = [(f"A{i:02d}", shapely.set_srid(shapely.Point(-120.0 + i, 30.0 + (i % 7)), 4326))
+            for i in range(40)]
+    result = QueryResult((ResultColumn("iata", "text"), ResultColumn("geom", "geometry", True)),
+                         rows, False, 100, "SELECT iata, geom FROM airports")
+    exported = export_result(result, store.url("sql-1"), name="airports", columnar_rows=10)
+    assert exported.format == "geoparquet"
+    return exported.data_path
+
+
+def test_the_map_reads_a_geoparquet_layer(tmp_path: Path):
+    from geoask.maps.answer_features import feature_layers, pick_answer, read_layers
+
+    store = RunArtifacts(str(tmp_path), "run-4")
+    url = geoparquet_airports(store)
+    refs = [[ArtifactRef(name="airports", url=url, format="geoparquet")]]
+    layers = read_layers(feature_layers(refs))
+    assert list(layers) == ["airports"] and len(layers["airports"]) == 40
+    assert layers["airports"].crs.to_epsg() == 4326
+    answer = FinalAnswer(answer_type="entity_list", summary="two",
+                         data_payload={"entities": [{"id": "A10"}, {"id": "A11"}]})
+    features = pick_answer(answer, layers)
+    assert features.answer is not None and list(features.answer["iata"]) == ["A10", "A11"]
+    assert features.bounds() == (-110.0, 33.0, -109.0, 34.0)
+    maps = answer_map.draw_answer_maps(store, refs, answer, "Two airports")
+    assert maps is not None and RED in colours(Path(maps.png).read_bytes())
+
+
+def test_a_parquet_table_without_geo_metadata_is_no_layer_and_a_csv_no_map_file(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from geoask.maps.answer_features import read_layers
+
+    table = tmp_path / "table.parquet"
+    pq.write_table(pa.table({"n": [1, 2]}), table)
+    assert read_layers([("table", str(table))]) == {}
+    with pytest.raises(ValueError, match=r"notes\.csv is no map layer"):
+        read_layers([("notes", str(tmp_path / "notes.csv"))])
