@@ -48,11 +48,12 @@ Answer a question about a PostGIS database with tools, one call at a time:
 - inspect_schema(tables) before any query: columns, types, units of the tables you will use.
 - run_sql(name, sql): one read-only PostgreSQL SELECT; plain relational SQL only (no ST_*
   spatial functions: do spatial work in Python). Its rows come back; a cell reads the
-  result at /input/<name>.json (.geojson with geometry) once inputs names it.
+  result at /input/<name>.json (.geojson with geometry; .parquet, GeoParquet read with
+  geopandas.read_parquet, for a large one: run_sql's reply names the path) once inputs names it.
 - run_cell(code, inputs): Python in a persistent session (variables stay between cells); no
   database or network. Import only {", ".join(SANDBOX_LIBRARIES)} and the standard library (no
-  subprocess, socket, ctypes, exec or eval). GeoJSON is WGS 84 lon/lat: measure distances and
-  areas after to_crs() to a metric CRS. End a cell giving a result with one JSON line
+  subprocess, socket, ctypes, exec or eval). Geometry inputs are WGS 84 lon/lat: measure
+  distances and areas after to_crs() to a metric CRS. End a cell giving a result with one JSON line
   {{"status": "success", "summary": "...", "result": {{...}} or [...]}}.
 - Final answer: FinalAnswer with answer_type (scalar, entity_list, ranked_list, records,
   object, bbox or geometry), data_payload copying numbers from tool results (never invented),

@@ -14,11 +14,13 @@ the file's ``geo`` metadata) instead of GeoJSON; which one a result gets is the 
 Adding a format touches exactly:
 
 1. this module: one :class:`ExportFormat` entry in :data:`EXPORT_FORMATS` (name, suffix, media
-   type, :class:`Content`, the compute agent's reading hint, a records reader if the file is
-   text the evidence can read);
+   type, :class:`Content`, the compute agent's reading hint, a records reader of the file's
+   bytes for the evidence);
 2. ``geoask/sql/export.py``: the writer that picks the format and writes its bytes
    (:func:`geoask.sql.export.export_result`);
-3. ``tests/test_formats.py``: its row in the table.
+3. ``tests/test_formats.py``: its row in the table;
+4. for features the maps draw: its reader in ``LAYER_READERS`` of
+   ``geoask/maps/answer_features.py``.
 
 >>> export_format("geojson").file_name("cells")
 'cells.geojson'

@@ -2,7 +2,7 @@
 
 Each file a step produces is registered as a :class:`RegistryEntry`: its kind (``features``,
 ``records``, ``scalar``, ``file``; rasters later), the CRS it is exported in (EPSG:4326 for
-GeoJSON, RFC 7946) and the CRS its source column is stored in, its bounds in WGS 84
+GeoJSON, RFC 7946, and GeoParquet) and the CRS its source column is stored in, its bounds in WGS 84
 longitude/latitude, geometry types, feature/row count, column schema with units (from the
 semantic catalog), the step and SQL or script that made it, and its run, conversation and
 turn. The registry of a run is one JSON file beside the run's artifacts
@@ -27,13 +27,13 @@ from geoask.errors import ArtifactWriteError
 from geoask.vocabulary.artifacts import ArtifactRef
 
 EXPORT_SRID = 4326
-"""The CRS every exported GeoJSON is in (RFC 7946: WGS 84 longitude/latitude)."""
+"""The CRS every vector export is in (GeoJSON, RFC 7946, and GeoParquet: WGS 84 lon/lat)."""
 
 
 class ArtifactKind(StrEnum):
     """What an artifact holds."""
 
-    FEATURES = "features"  # GeoJSON features with geometry
+    FEATURES = "features"  # features with geometry (GeoJSON, GeoParquet)
     RECORDS = "records"  # rows without geometry (a JSON array of objects)
     SCALAR = "scalar"  # one object or value (a script's dict result)
     FILE = "file"  # any other file a script wrote (CSV, PNG, ...)

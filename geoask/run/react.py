@@ -165,7 +165,8 @@ class ReactToolbox:
         """Check, run and export one read-only statement; its rows (or a preview) as text.
 
         ``name`` (lower-case identifier, new in the run) names the result: later cells read
-        it at ``/input/<name>.json`` (``.geojson`` with geometry) after naming it in
+        it at ``/input/<name>.json`` (``.geojson`` with geometry, ``.parquet`` when large:
+        the reply names the path) after naming it in
         ``inputs``. Before :meth:`inspect` has named a table, the call is refused.
         """
         return self._noted("run_sql", f"{name}:\n{sql}", "sql", self._run_sql(name, sql))
