@@ -11,7 +11,9 @@ time is not in the numbers): the export's wall time, the file size, and the time
 script takes to read the file (``geopandas.read_file`` / ``geopandas.read_parquet``, timed
 inside the script, so the sandbox's start-up is not in it). Prints the median of ``--runs``
 per cell (after one warm-up export) and the GeoJSON/GeoParquet ratios;
-``GEOASK_SQL_COLUMNAR_ROWS`` is set from them.
+``GEOASK_SQL_COLUMNAR_ROWS`` is set from them. ``--memory ROWS`` instead prints how much the
+export of ROWS polygons raises the process's peak resident memory per format (a fresh process
+each, Linux ``/proc``: the peak is reset after the result is built, then read after export).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import json
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from decimal import Decimal
@@ -100,13 +103,46 @@ def read_seconds(path: Path, fmt: ExportFormat, sandbox: BubblewrapSandbox | Non
     return float(json.loads(completed.stdout.strip().splitlines()[-1])["result"]["seconds"])
 
 
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise SystemExit(f"/proc/self/status has no {field}")
+
+
+def export_peak_mib(rows: int, name: str) -> float:
+    """MiB the export of ``rows`` polygons as format ``name`` adds to peak resident memory."""
+    data = result(rows, "polygons")
+    fmt = GEOPARQUET if name == GEOPARQUET.name else GEOJSON
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
+    before = _status_kib("VmRSS")
+    with tempfile.TemporaryDirectory() as folder:
+        export_once(data, fmt, folder)
+    return (_status_kib("VmHWM") - before) / 1024
+
+
+def print_memory(rows: int) -> None:
+    """Run :func:`export_peak_mib` for each format in a fresh process and print the results."""
+    for fmt in (GEOJSON, GEOPARQUET):
+        code = ("import sys; sys.path.insert(0, 'benchmark'); import export_formats as b; "
+                f"print(b.export_peak_mib({rows}, {fmt.name!r}))")
+        completed = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                   text=True, check=True)
+        peak = float(completed.stdout.strip().splitlines()[-1])
+        print(f"polygons {rows:>8} {fmt.name:<11} export raises peak memory by {peak:.0f} MiB")
+
+
 def main() -> None:
     """Measure every size, kind and format; print one row each and the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-sandbox", action="store_true")
+    parser.add_argument("--memory", type=int, metavar="ROWS")
     args = parser.parse_args()
+    if args.memory:
+        print_memory(args.memory)
+        return
     settings = get_settings()
     sandbox = None if args.no_sandbox else BubblewrapSandbox.from_settings(settings)
     python = settings.sandbox_runtime_path / "bin" / "python"

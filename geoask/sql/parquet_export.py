@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -50,7 +50,7 @@ them)."""
 _MAX_DECIMAL_DIGITS = 38
 
 
-def arrow_type(column: ResultColumn, values: Sequence[Any]) -> pa.DataType:
+def arrow_type(column: ResultColumn, values: Iterable[Any]) -> pa.DataType:
     """The Arrow type of a non-geometry result column holding the JSON-ready ``values``.
 
     >>> arrow_type(ResultColumn("n", "bigint"), [1, None])
@@ -63,23 +63,27 @@ def arrow_type(column: ResultColumn, values: Sequence[Any]) -> pa.DataType:
     return _ARROW_TYPES.get(column.type_name, pa.string())
 
 
-def numeric_type(values: Sequence[Any]) -> pa.DataType:
+def numeric_type(values: Iterable[Any]) -> pa.DataType:
     """``float64`` when every value is an exact double, else a decimal wide enough, else text.
 
     ``values`` are :func:`~geoask.sql.values.json_value` outputs: a ``Decimal`` only where no
-    double holds the value exactly, so the column keeps every digit.
+    double holds the value exactly, so the column keeps every digit. They are scanned once,
+    keeping only the widest integer part and scale.
 
     >>> numeric_type([1, 2.5, None])
     DataType(double)
     >>> numeric_type([Decimal("12345678901234567890.123456789"), 2])
     Decimal128Type(decimal128(29, 9))
     """
-    exact = [Decimal(str(v)) for v in values if isinstance(v, Decimal)]
+    exact, whole, scale = False, 1, 0
+    for value in values:
+        if isinstance(value, Decimal):
+            exact = True
+            scale = max(scale, -int(value.as_tuple().exponent))
+        if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
+            whole = max(whole, len(str(abs(int(value)))))
     if not exact:
         return pa.float64()
-    scale = max(max(-int(v.as_tuple().exponent), 0) for v in exact)
-    whole = max(len(str(abs(int(v)))) for v in (*exact, *(Decimal(str(v)) for v in values
-                                                           if isinstance(v, int | float))))
     if whole + scale > _MAX_DECIMAL_DIGITS:
         return pa.string()
     return pa.decimal128(whole + scale, scale)
@@ -121,8 +125,7 @@ def _schema(result: QueryResult, names: Sequence[str], native_crs: Sequence[Nati
         elif column.is_geometry:
             fields.append(pa.field(names[i], pa.string()))
         else:
-            values = [json_value(row[i]) for row in result.rows] if column.type_name == (
-                "numeric") else []
+            values = (json_value(row[i]) for row in result.rows)  # scanned for numeric only
             fields.append(pa.field(names[i], arrow_type(column, values)))
     geo = {"version": GEOPARQUET_VERSION, "primary_column": names[feature], "columns": {
         names[feature]: {"encoding": "WKB", "geometry_types": list(geometry_types),
