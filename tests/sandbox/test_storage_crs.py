@@ -178,3 +178,38 @@ def test_mixed_srids_are_transformed_feature_by_feature(crs_schema: str, tmp_pat
     recorded = collection["native_crs"]["geom"]
     assert recorded["srids"] == [4326, 32618] and recorded["crs"] is None
     assert recorded["metric_crs"] == "EPSG:32618"
+
+
+GEOPARQUET_SCRIPT = """\
+import json
+import geopandas as gpd
+frame = gpd.read_parquet("/input/{name}.parquet")
+metric = frame.estimate_utm_crs()
+areas = dict(zip((int(i) for i in frame["id"]), (float(a) for a in frame.to_crs(metric).area)))
+print(json.dumps({{"status": "success", "summary": "areas", "result": {{
+    "epsg": frame.crs.to_epsg(), "wkb": [g.wkb_hex for g in frame.geometry], "areas": areas}}}}))
+"""
+
+
+def test_a_large_result_goes_to_the_sandbox_as_geoparquet_read_with_read_parquet(
+    crs_schema: str, tmp_path: Path, real_sandbox: BubblewrapSandbox,
+) -> None:
+    from geoask.sql.crs import reproject_result
+
+    done = run_statement(f"SELECT id, geom FROM {SCHEMA}.tracts_utm ORDER BY id",
+                         GuardContext(columnar_rows=5), PostgresSqlRunner(crs_schema),
+                         str(tmp_path), name="tracts")
+    assert done.exported.format == "geoparquet"
+    assert done.exported.data_path.endswith("tracts.parquet")
+    outcome = real_sandbox.run(GEOPARQUET_SCRIPT.format(name="tracts"),
+                               [Path(done.exported.data_path)])
+    assert outcome.status == "success", outcome.model_dump_json(indent=1)
+    assert outcome.protocol is not None
+    read = outcome.protocol.result
+    assert read["epsg"] == 4326
+    wgs84, _ = reproject_result(done.result)
+    assert read["wkb"] == [shapely.to_wkb(row[1], hex=True) for row in wgs84.rows]
+    truth = native(crs_schema, f"SELECT id, ST_AsBinary(geom), ST_Area(geom) "
+                               f"FROM {SCHEMA}.tracts_utm")
+    for i, (_, st_area) in truth.items():
+        assert abs(read["areas"][str(i)] - st_area) / st_area < 1e-4, (i, st_area)
