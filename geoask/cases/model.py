@@ -64,7 +64,8 @@ class SqlStatement(_Strict):
     """One named read-only query.
 
     Its result is exported as ``<name>.geojson`` (with a geometry column, EPSG:4326
-    longitude/latitude) or ``<name>.json`` (records).
+    longitude/latitude; ``<name>.parquet``, GeoParquet, from ``GEOASK_SQL_COLUMNAR_ROWS`` rows)
+    or ``<name>.json`` (records).
     """
 
     name: str = Field(
@@ -85,9 +86,9 @@ class SqlStep(_Strict):
 class PythonStep(_Strict):
     """A step that runs one script in the sandbox.
 
-    It reads earlier artifacts from
-    ``/input/<name>.geojson|json`` and prints the protocol object ``{status, summary, result}``
-    last. Its ``result`` is kept as artifact ``<name>.json`` for later steps.
+    It reads earlier artifacts from ``/input/<name>.geojson|parquet|json`` and prints the
+    protocol object ``{status, summary, result}`` last. Its ``result`` is kept as artifact
+    ``<name>.json`` for later steps.
     """
 
     kind: Literal["python"] = Field(description="Step kind.")

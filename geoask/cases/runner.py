@@ -1,7 +1,8 @@
 """Run a reference (or cross-check) program for real: guard, read-only executor, export, sandbox.
 
 Each SQL statement goes through :func:`geoask.sql.step.run_statement` - guard under the
-program's spatial policy, read-only execution, export to ``<work_dir>/<name>.geojson|json`` -
+program's spatial policy, read-only execution, export to ``<work_dir>/<name>.geojson|json``
+(``.parquet`` for a large vector result) -
 as in the question flow; each Python step runs in a :class:`sandbox.models.Sandbox`
 with its named inputs mounted at ``/input/``, and its protocol ``result`` is saved as
 ``<work_dir>/<name>.json``. The output of the last step (records or an object) is returned for
