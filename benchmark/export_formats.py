@@ -72,7 +72,7 @@ def result(count: int, kind: str) -> QueryResult:
     columns = (ResultColumn("id", "integer"), ResultColumn("name", "text"),
                ResultColumn("value", "numeric"),
                ResultColumn("geom", "geometry", True, "bench.features.geom"))
-    return QueryResult(columns, rows, False, count, "SELECT id, name, value, geom FROM t")
+    return QueryResult(columns, rows, count, "SELECT id, name, value, geom FROM t")
 
 
 def export_once(data: QueryResult, fmt: ExportFormat, folder: str) -> tuple[float, Path]:

@@ -176,7 +176,7 @@ def test_a_geoparquet_export_is_registered_as_features_and_reused_with_its_geome
             for i in range(30)]
     result = QueryResult((ResultColumn("id", "integer"),
                           ResultColumn("geom", "geometry", True, "demo.sites.geom")),
-                         rows, False, 100, "SELECT id, geom FROM demo.sites")
+                         rows, 100, "SELECT id, geom FROM demo.sites")
     exported = export_result(result, str(tmp_path / "run1" / "sql-1"), name="sites",
                              columnar_rows=10)
     artifact = ArtifactRef(name="sites", url=exported.data_path, format=exported.format,

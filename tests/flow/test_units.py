@@ -130,7 +130,7 @@ def test_evidence_reads_a_geoparquet_export_from_its_bytes(tmp_path):
 
     rows = [(n, shapely.set_srid(shapely.Point(n, 1), 4326)) for n in range(12)]
     result = QueryResult((ResultColumn("n", "integer"), ResultColumn("geom", "geometry", True)),
-                         rows, False, 100, "SELECT n, geom FROM t")
+                         rows, 100, "SELECT n, geom FROM t")
     exported = export_result(result, str(tmp_path), columnar_rows=10)
     records = records_from_artifact((tmp_path / "result.parquet").read_bytes(), exported.format)
     assert records == [{"n": n} for n in range(12)]

@@ -224,7 +224,7 @@ def geoparquet_airports(store: RunArtifacts) -> str:
     rows = [(f"A{i:02d}", shapely.set_srid(shapely.Point(-120.0 + i, 30.0 + (i % 7)), 4326))
             for i in range(40)]
     result = QueryResult((ResultColumn("iata", "text"), ResultColumn("geom", "geometry", True)),
-                         rows, False, 100, "SELECT iata, geom FROM airports")
+                         rows, 100, "SELECT iata, geom FROM airports")
     exported = export_result(result, store.url("sql-1"), name="airports", columnar_rows=10)
     assert exported.format == "geoparquet"
     return exported.data_path

@@ -41,7 +41,7 @@ def parcels(count: int, srid: int = 32618) -> QueryResult:
         rows.append((i, f"parcel {i}", Decimal("12345678901234567890.123456789") if i == 3
                      else Decimal(i) / 8, dt.date(2020, 1, 1 + i % 28), {"k": [i, None]},
                      polygon, centre))
-    return QueryResult(COLUMNS, rows, False, 10 * count, "SELECT ...")
+    return QueryResult(COLUMNS, rows, 10 * count, "SELECT ...")
 
 
 def test_a_large_result_is_geoparquet_whose_crs_and_geometries_round_trip_exactly(tmp_path):
@@ -81,7 +81,7 @@ def test_a_small_result_stays_geojson_and_rows_without_geometry_stay_json(tmp_pa
     small = export_result(parcels(30), str(tmp_path), name="few", columnar_rows=2_000)
     assert small.format == GEOJSON.name and small.data_path.endswith("few.geojson")
     assert len(json.loads(Path(small.data_path).read_text(encoding="utf-8"))["features"]) == 30
-    table = QueryResult((ResultColumn("n", "integer"),), [(i,) for i in range(50)], False, 100,
+    table = QueryResult((ResultColumn("n", "integer"),), [(i,) for i in range(50)], 100,
                         "SELECT n")
     rows = export_result(table, str(tmp_path), name="rows", columnar_rows=10)
     assert rows.format == JSON.name
@@ -114,7 +114,7 @@ def test_a_column_type_stays_the_same_across_batches(tmp_path):
     columns = (ResultColumn("v", "numeric"), ResultColumn("geom", "geometry", True))
     point = shapely.set_srid(shapely.Point(1, 2), 4326)
     rows = [(None, point)] * 5 + [(Decimal("2.5"), point)] * 5
-    data = geoparquet_bytes(QueryResult(columns, rows, False, 100, "x"), [], ["Point"], None,
+    data = geoparquet_bytes(QueryResult(columns, rows, 100, "x"), [], ["Point"], None,
                             batch_rows=5)
     path = tmp_path / "typed.parquet"
     path.write_bytes(data)
@@ -124,6 +124,6 @@ def test_a_column_type_stays_the_same_across_batches(tmp_path):
 
 
 def test_geoparquet_needs_a_geometry_column():
-    table = QueryResult((ResultColumn("n", "integer"),), [(1,)], False, 10, "SELECT 1")
+    table = QueryResult((ResultColumn("n", "integer"),), [(1,)], 10, "SELECT 1")
     with pytest.raises(ValueError, match="no geometry column"):
         geoparquet_bytes(table, [], [], None)
