@@ -144,8 +144,7 @@ _TEXT_VALUES = {
 
 def _column(rng: np.random.Generator, kind: str, name: str, n: int) -> object:
     if kind == "int":
-        return np.arange(1, n + 1, dtype=np.int64) if name.endswith("_id") and name != "asset_id" \
-            else rng.integers(1, 41, n, dtype=np.int64)
+        return rng.integers(1, 41, n, dtype=np.int64)
     if kind == "date":
         days = rng.integers(0, 3650, n)
         return (pd.Timestamp("2015-01-01") + pd.to_timedelta(days, unit="D")).date
@@ -162,6 +161,7 @@ def municipal_frame(seed: int, spec: TableSpec) -> pd.DataFrame:
     rng = _rng(seed, f"{spec.schema}.{spec.name}")
     n = int(rng.integers(3, 41))
     data = {c.name: _column(rng, c.kind, c.name, n) for c in spec.columns}
+    data[spec.columns[0].name] = np.arange(1, n + 1, dtype=np.int64)  # the primary key
     if spec.geometry == "none":
         return pd.DataFrame(data)
     lon, lat = _cluster_xy(rng, n, 0.05, 0.1)
