@@ -37,7 +37,7 @@ def test_big_tables_scale_with_size_and_keep_their_crs(build: Path) -> None:
     assert (len(poi), len(parcels), len(roads)) == (2000, 200, 100)
     assert (poi.crs.to_epsg(), parcels.crs.to_epsg(), roads.crs.to_epsg()) == (4326, 32617, 2264)
     xmin, ymin, xmax, ymax = poi.total_bounds
-    assert -84.3 <= xmin and xmax <= -75.5 and 33.9 <= ymin and ymax <= 36.55
+    assert xmin >= -84.3 and xmax <= -75.5 and ymin >= 33.9 and ymax <= 36.55
     assert poi["category"].value_counts().index[0] == "restaurant"
     assert poi["poi_id"].is_unique and parcels.geometry.is_valid.all()
 

@@ -16,31 +16,46 @@ import yaml
 from pyproj import CRS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import regions as rg  # noqa: E402
+import regions as rg
 
-from geoask.db.dataset import DatasetTable, column_types, expected_rows, load_dataset  # noqa: E402
+from geoask.db.dataset import DatasetTable, column_types, expected_rows, load_dataset
 
 SOURCE = "Synthetic, benchmark/databases/scale/generate.py (seeded numpy)"
-_GRANULARITY = {"poi": "point_of_interest", "parcels": "parcel", "roads": "road_segment",
-                "districts": "district", "airports": "airport"}
-_VALUES = {("poi", "category"): list(rg.POI_CATEGORIES), ("parcels", "land_use"): list(rg.LAND_USES),
-           ("roads", "road_class"): list(rg.ROAD_CLASSES),
-           ("districts", "name"): list(rg.DISTRICT_NAMES), ("airports", "code"): [a[0] for a in rg.AIRPORTS]}
+_GRANULARITY = {
+    "poi": "point_of_interest",
+    "parcels": "parcel",
+    "roads": "road_segment",
+    "districts": "district",
+    "airports": "airport",
+}
+_VALUES = {
+    ("poi", "category"): list(rg.POI_CATEGORIES),
+    ("parcels", "land_use"): list(rg.LAND_USES),
+    ("roads", "road_class"): list(rg.ROAD_CLASSES),
+    ("districts", "name"): list(rg.DISTRICT_NAMES),
+    ("airports", "code"): [a[0] for a in rg.AIRPORTS],
+}
 _UNITS = {"area_m2": "m2", "assessed_value_usd": "USD", "speed_limit_mph": "mph", "cost_usd": "USD"}
-DESCRIPTION = ("A synthetic municipal/enterprise GIS database over a fictitious state with North "
-               "Carolina's extent: schema scale holds points of interest (EPSG:4326), land parcels "
-               "(UTM zone 17N, EPSG:32617, metres), road segments (NAD83 / North Carolina, "
-               "EPSG:2264, US feet), twelve planning districts and six airports (EPSG:4326); schemas "
-               "utilities, transport, parks, facilities, permits, public_safety, finance and "
-               "reference hold asset registers with their inspections, work orders, change history "
-               "and attachments, joined on asset_id without declared foreign keys.")
+DESCRIPTION = (
+    "A synthetic municipal/enterprise GIS database over a fictitious state with North "
+    "Carolina's extent: schema scale holds points of interest (EPSG:4326), land parcels "
+    "(UTM zone 17N, EPSG:32617, metres), road segments (NAD83 / North Carolina, "
+    "EPSG:2264, US feet), twelve planning districts and six airports (EPSG:4326); schemas "
+    "utilities, transport, parks, facilities, permits, public_safety, finance and "
+    "reference hold asset registers with their inspections, work orders, change history "
+    "and attachments, joined on asset_id without declared foreign keys."
+)
 
 
 def _geo(srid: int, geometry_type: str) -> dict[str, object]:
     crs = CRS.from_epsg(srid)
     units = crs.axis_info[0].unit_name
-    return {"geometry_type": geometry_type.upper(), "srid": srid, "crs_name": crs.name,
-            "crs_units": "degree" if units == "degree" else units}
+    return {
+        "geometry_type": geometry_type.upper(),
+        "srid": srid,
+        "crs_name": crs.name,
+        "crs_units": "degree" if units == "degree" else units,
+    }
 
 
 def _column(table: DatasetTable, name: str, pg_type: str) -> dict[str, object]:
@@ -48,8 +63,11 @@ def _column(table: DatasetTable, name: str, pg_type: str) -> dict[str, object]:
     if table.geometry is not None and name == table.geometry.column:
         srid = table.geometry.srid
         text = f"{table.geometry.type} geometry in EPSG:{srid} ({CRS.from_epsg(srid).name})."
-    out: dict[str, object] = {"name": name, "type": pg_type,
-                              "description": text or f"{name.replace('_', ' ').capitalize()} value."}
+    out: dict[str, object] = {
+        "name": name,
+        "type": pg_type,
+        "description": text or f"{name.replace('_', ' ').capitalize()} value.",
+    }
     if name in table.primary_key or (table.geometry and name == table.geometry.column):
         out["nullable"] = False
     if name in _UNITS:
@@ -64,19 +82,29 @@ def _column(table: DatasetTable, name: str, pg_type: str) -> dict[str, object]:
 def _table(base: Path, table: DatasetTable) -> dict[str, object]:
     path = base / table.file
     comment = table.comment or table.name
-    return {"name": table.name, "schema": table.schema_name,
-            "title": comment.split(" with ")[0].rstrip("."),
-            "theme": comment, "spatial_granularity": _GRANULARITY.get(table.name, "record"),
-            "temporal_granularity": "static", "source": SOURCE,
-            "expected_rows": expected_rows(path), "primary_key": list(table.primary_key),
-            "columns": [_column(table, n, t) for n, t in column_types(path, table)]}
+    return {
+        "name": table.name,
+        "schema": table.schema_name,
+        "title": comment.split(" with ")[0].rstrip("."),
+        "theme": comment,
+        "spatial_granularity": _GRANULARITY.get(table.name, "record"),
+        "temporal_granularity": "static",
+        "source": SOURCE,
+        "expected_rows": expected_rows(path),
+        "primary_key": list(table.primary_key),
+        "columns": [_column(table, n, t) for n, t in column_types(path, table)],
+    }
 
 
 def catalog(build: Path) -> dict[str, object]:
     """The catalog of the generated database in ``build`` as a YAML-ready mapping."""
     dataset = load_dataset(build)
-    return {"version": 1, "schema": "scale", "description": DESCRIPTION,
-            "tables": [_table(build, t) for t in dataset.tables]}
+    return {
+        "version": 1,
+        "schema": "scale",
+        "description": DESCRIPTION,
+        "tables": [_table(build, t) for t in dataset.tables],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,9 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     out = args.out or args.build / "catalog.yaml"
-    out.write_text("# Generated by benchmark/databases/scale/catalog.py; do not edit by hand.\n"
-                   + yaml.safe_dump(catalog(args.build), sort_keys=False, width=100),
-                   encoding="utf-8")
+    out.write_text(
+        "# Generated by benchmark/databases/scale/catalog.py; do not edit by hand.\n"
+        + yaml.safe_dump(catalog(args.build), sort_keys=False, width=100),
+        encoding="utf-8",
+    )
     print(f"wrote {out}")
     return 0
 

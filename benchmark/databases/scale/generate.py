@@ -29,8 +29,8 @@ import yaml
 from pyproj import Transformer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import regions as rg  # noqa: E402
-from municipal import TableSpec, municipal_tables, reference_tables  # noqa: E402
+import regions as rg
+from municipal import TableSpec, municipal_tables, reference_tables
 
 SCHEMA = "scale"
 CORE_TABLES = 5
@@ -50,8 +50,9 @@ def _rng(seed: int, table: str) -> np.random.Generator:
     return np.random.default_rng([seed, *table.encode()])
 
 
-def _cluster_xy(rng: np.random.Generator, n: int, sigma_deg: float,
-                background: float) -> tuple[np.ndarray, np.ndarray]:
+def _cluster_xy(
+    rng: np.random.Generator, n: int, sigma_deg: float, background: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Lon/lat of ``n`` points: a share around the weighted cities, the rest uniform."""
     xmin, ymin, xmax, ymax = rg.EXTENT
     weights = np.array([c[3] for c in rg.CITIES])
@@ -74,9 +75,14 @@ def poi(seed: int, n: int) -> gpd.GeoDataFrame:
     """Points of interest with an OSM-like category skew, EPSG:4326."""
     rng = _rng(seed, "poi")
     lon, lat = _cluster_xy(rng, n, 0.18, 0.30)
-    return gpd.GeoDataFrame({"poi_id": np.arange(1, n + 1, dtype=np.int64),
-                             "category": _choice(rng, rg.POI_CATEGORIES, n)},
-                            geometry=gpd.points_from_xy(lon, lat), crs=rg.POI_SRID)
+    return gpd.GeoDataFrame(
+        {
+            "poi_id": np.arange(1, n + 1, dtype=np.int64),
+            "category": _choice(rng, rg.POI_CATEGORIES, n),
+        },
+        geometry=gpd.points_from_xy(lon, lat),
+        crs=rg.POI_SRID,
+    )
 
 
 def parcels(seed: int, n: int) -> gpd.GeoDataFrame:
@@ -90,9 +96,16 @@ def parcels(seed: int, n: int) -> gpd.GeoDataFrame:
     w, h = side * np.sqrt(aspect), side / np.sqrt(aspect)
     geom = shapely.box(x - w / 2, y - h / 2, x + w / 2, y + h / 2)
     value = np.round(w * h * rng.lognormal(5.0, 0.6, n), -2)
-    return gpd.GeoDataFrame({"parcel_id": np.arange(1, n + 1, dtype=np.int64), "land_use": use,
-                             "area_m2": np.round(w * h, 1), "assessed_value_usd": value},
-                            geometry=geom, crs=rg.PARCEL_SRID)
+    return gpd.GeoDataFrame(
+        {
+            "parcel_id": np.arange(1, n + 1, dtype=np.int64),
+            "land_use": use,
+            "area_m2": np.round(w * h, 1),
+            "assessed_value_usd": value,
+        },
+        geometry=geom,
+        crs=rg.PARCEL_SRID,
+    )
 
 
 def roads(seed: int, n: int) -> gpd.GeoDataFrame:
@@ -105,14 +118,25 @@ def roads(seed: int, n: int) -> gpd.GeoDataFrame:
     angle = rng.uniform(0, np.pi, n)
     dx, dy = np.cos(angle) * length_ft / 2, np.sin(angle) * length_ft / 2
     bend = rng.normal(0, 0.1, n) * length_ft
-    coords = np.stack([np.stack([x - dx, y - dy], 1),
-                       np.stack([x - dy / length_ft * bend, y + dx / length_ft * bend], 1),
-                       np.stack([x + dx, y + dy], 1)], 1)
+    coords = np.stack(
+        [
+            np.stack([x - dx, y - dy], 1),
+            np.stack([x - dy / length_ft * bend, y + dx / length_ft * bend], 1),
+            np.stack([x + dx, y + dy], 1),
+        ],
+        1,
+    )
     geom = shapely.linestrings(coords)
     speed = np.array([rg.ROAD_CLASSES[c][2] for c in cls], dtype=np.int32)
-    return gpd.GeoDataFrame({"segment_id": np.arange(1, n + 1, dtype=np.int64),
-                             "road_class": cls, "speed_limit_mph": speed},
-                            geometry=geom, crs=rg.ROAD_SRID)
+    return gpd.GeoDataFrame(
+        {
+            "segment_id": np.arange(1, n + 1, dtype=np.int64),
+            "road_class": cls,
+            "speed_limit_mph": speed,
+        },
+        geometry=geom,
+        crs=rg.ROAD_SRID,
+    )
 
 
 def districts() -> gpd.GeoDataFrame:
@@ -120,25 +144,41 @@ def districts() -> gpd.GeoDataFrame:
     xmin, ymin, xmax, ymax = rg.EXTENT
     cols, rows = rg.DISTRICT_GRID
     dx, dy = (xmax - xmin) / cols, (ymax - ymin) / rows
-    boxes = [shapely.box(xmin + c * dx, ymax - (r + 1) * dy, xmin + (c + 1) * dx, ymax - r * dy)
-             for r in range(rows) for c in range(cols)]
-    return gpd.GeoDataFrame({"district_id": np.arange(1, len(boxes) + 1, dtype=np.int64),
-                             "name": rg.DISTRICT_NAMES}, geometry=boxes, crs=4326)
+    boxes = [
+        shapely.box(xmin + c * dx, ymax - (r + 1) * dy, xmin + (c + 1) * dx, ymax - r * dy)
+        for r in range(rows)
+        for c in range(cols)
+    ]
+    return gpd.GeoDataFrame(
+        {"district_id": np.arange(1, len(boxes) + 1, dtype=np.int64), "name": rg.DISTRICT_NAMES},
+        geometry=boxes,
+        crs=4326,
+    )
 
 
 def airports() -> gpd.GeoDataFrame:
     """Six airports with their IATA code, EPSG:4326."""
-    return gpd.GeoDataFrame({"code": [a[0] for a in rg.AIRPORTS],
-                             "name": [a[1] for a in rg.AIRPORTS]},
-                            geometry=gpd.points_from_xy([a[2] for a in rg.AIRPORTS],
-                                                        [a[3] for a in rg.AIRPORTS]), crs=4326)
+    return gpd.GeoDataFrame(
+        {"code": [a[0] for a in rg.AIRPORTS], "name": [a[1] for a in rg.AIRPORTS]},
+        geometry=gpd.points_from_xy([a[2] for a in rg.AIRPORTS], [a[3] for a in rg.AIRPORTS]),
+        crs=4326,
+    )
 
 
 _TEXT_VALUES = {
-    "condition": ["good", "fair", "poor", "critical"], "result": ["pass", "fail", "needs_repair"],
-    "priority": ["low", "normal", "high", "emergency"], "media": ["image/jpeg", "application/pdf"],
-    "owner": ["Public Utilities", "Transportation", "Parks and Recreation", "General Services",
-              "Planning", "Fire", "Finance"],
+    "condition": ["good", "fair", "poor", "critical"],
+    "result": ["pass", "fail", "needs_repair"],
+    "priority": ["low", "normal", "high", "emergency"],
+    "media": ["image/jpeg", "application/pdf"],
+    "owner": [
+        "Public Utilities",
+        "Transportation",
+        "Parks and Recreation",
+        "General Services",
+        "Planning",
+        "Fire",
+        "Finance",
+    ],
 }
 
 
@@ -180,35 +220,77 @@ def municipal_specs(tables: int) -> list[TableSpec]:
     specs = [*municipal_tables(), *reference_tables()]
     wanted = tables - CORE_TABLES
     if not 0 < wanted <= len(specs):
-        raise SystemExit(f"--tables must be between {CORE_TABLES + 1} and "
-                         f"{CORE_TABLES + len(specs)}, got {tables}")
+        raise SystemExit(
+            f"--tables must be between {CORE_TABLES + 1} and "
+            f"{CORE_TABLES + len(specs)}, got {tables}"
+        )
     return specs[:wanted]
 
 
-def _entry(schema: str, name: str, key: str, comment: str, geometry: tuple[str, int] | None,
-           column_comments: dict[str, str]) -> dict[str, object]:
-    entry: dict[str, object] = {"name": name, "schema": schema, "file": f"data/{schema}.{name}.parquet",
-                                "primary_key": [key], "comment": comment,
-                                "column_comments": column_comments}
+def _entry(
+    schema: str,
+    name: str,
+    key: str,
+    comment: str,
+    geometry: tuple[str, int] | None,
+    column_comments: dict[str, str],
+) -> dict[str, object]:
+    entry: dict[str, object] = {
+        "name": name,
+        "schema": schema,
+        "file": f"data/{schema}.{name}.parquet",
+        "primary_key": [key],
+        "comment": comment,
+        "column_comments": column_comments,
+    }
     if geometry is not None:
         entry["geometry"] = {"column": "geom", "type": geometry[0], "srid": geometry[1]}
     return entry
 
 
 CORE_ENTRIES = [
-    ("poi", "poi_id", "Points of interest (shops, schools, pharmacies, ...) with their category.",
-     ("Point", rg.POI_SRID), {"category": "Kind of place: restaurant, pharmacy, school, ..."}),
-    ("parcels", "parcel_id", "Land parcels (cadastre) with land-use class, area and assessed value.",
-     ("Polygon", rg.PARCEL_SRID), {"land_use": "Land-use class: residential, commercial, ...",
-                                   "area_m2": "Parcel area in square metres (UTM 17N).",
-                                   "assessed_value_usd": "Assessed value in US dollars."}),
-    ("roads", "segment_id", "Road network segments with road class and speed limit.",
-     ("LineString", rg.ROAD_SRID), {"road_class": "interstate, primary, secondary or residential",
-                                    "speed_limit_mph": "Posted speed limit in miles per hour."}),
-    ("districts", "district_id", "The twelve planning districts of the region, with names.",
-     ("Polygon", 4326), {"name": "District name, e.g. Triangle or Cape Fear."}),
-    ("airports", "code", "Commercial airports with IATA code and name.",
-     ("Point", 4326), {"code": "IATA airport code, e.g. RDU.", "name": "Airport name."}),
+    (
+        "poi",
+        "poi_id",
+        "Points of interest (shops, schools, pharmacies, ...) with their category.",
+        ("Point", rg.POI_SRID),
+        {"category": "Kind of place: restaurant, pharmacy, school, ..."},
+    ),
+    (
+        "parcels",
+        "parcel_id",
+        "Land parcels (cadastre) with land-use class, area and assessed value.",
+        ("Polygon", rg.PARCEL_SRID),
+        {
+            "land_use": "Land-use class: residential, commercial, ...",
+            "area_m2": "Parcel area in square metres (UTM 17N).",
+            "assessed_value_usd": "Assessed value in US dollars.",
+        },
+    ),
+    (
+        "roads",
+        "segment_id",
+        "Road network segments with road class and speed limit.",
+        ("LineString", rg.ROAD_SRID),
+        {
+            "road_class": "interstate, primary, secondary or residential",
+            "speed_limit_mph": "Posted speed limit in miles per hour.",
+        },
+    ),
+    (
+        "districts",
+        "district_id",
+        "The twelve planning districts of the region, with names.",
+        ("Polygon", 4326),
+        {"name": "District name, e.g. Triangle or Cape Fear."},
+    ),
+    (
+        "airports",
+        "code",
+        "Commercial airports with IATA code and name.",
+        ("Point", 4326),
+        {"code": "IATA airport code, e.g. RDU.", "name": "Airport name."},
+    ),
 ]
 
 
@@ -216,12 +298,16 @@ def write(out: Path, size: int, seed: int, tables: int, database: str) -> dict[s
     """Write every table and ``dataset.yaml`` into ``out``; returns seconds per stage."""
     (out / "data").mkdir(parents=True, exist_ok=True)
     rows = sizes(size)
-    frames = {"poi": lambda: poi(seed, rows["poi"]), "parcels": lambda: parcels(seed, rows["parcels"]),
-              "roads": lambda: roads(seed, rows["roads"]), "districts": districts,
-              "airports": airports}
+    frames = {
+        "poi": lambda: poi(seed, rows["poi"]),
+        "parcels": lambda: parcels(seed, rows["parcels"]),
+        "roads": lambda: roads(seed, rows["roads"]),
+        "districts": districts,
+        "airports": airports,
+    }
     timings: dict[str, float] = {}
     entries = []
-    for (name, key, comment, geometry, cols) in CORE_ENTRIES:
+    for name, key, comment, geometry, cols in CORE_ENTRIES:
         start = time.perf_counter()
         frame = frames[name]().rename_geometry("geom")
         frame.to_parquet(out / f"data/{SCHEMA}.{name}.parquet", index=False)
@@ -233,14 +319,28 @@ def write(out: Path, size: int, seed: int, tables: int, database: str) -> dict[s
         if isinstance(frame, gpd.GeoDataFrame):
             frame = frame.rename_geometry("geom")
         frame.to_parquet(out / f"data/{spec.schema}.{spec.name}.parquet", index=False)
-        geometry = None if spec.geometry == "none" else (
-            GEOMETRY_TYPES[spec.geometry], 4326 if spec.geometry == "point" else rg.ROAD_SRID)
-        entries.append(_entry(spec.schema, spec.name, spec.columns[0].name, spec.comment,
-                              geometry, {c.name: c.comment for c in spec.columns}))
+        geometry = (
+            None
+            if spec.geometry == "none"
+            else (GEOMETRY_TYPES[spec.geometry], 4326 if spec.geometry == "point" else rg.ROAD_SRID)
+        )
+        entries.append(
+            _entry(
+                spec.schema,
+                spec.name,
+                spec.columns[0].name,
+                spec.comment,
+                geometry,
+                {c.name: c.comment for c in spec.columns},
+            )
+        )
     timings["municipal"] = time.perf_counter() - start
-    manifest = {"version": 1, "database": database,
-                "description": f"Synthetic scale benchmark (seed {seed}, {size} points).",
-                "tables": entries}
+    manifest = {
+        "version": 1,
+        "database": database,
+        "description": f"Synthetic scale benchmark (seed {seed}, {size} points).",
+        "tables": entries,
+    }
     (out / "dataset.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
     return timings
 
@@ -264,9 +364,11 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or default_out(args.size)
     start = time.perf_counter()
     timings = write(out, args.size, args.seed, args.tables, args.database)
-    print(f"wrote {out} ({args.tables} tables, sizes {sizes(args.size)}) in "
-          f"{time.perf_counter() - start:.1f} s: " +
-          ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+    print(
+        f"wrote {out} ({args.tables} tables, sizes {sizes(args.size)}) in "
+        f"{time.perf_counter() - start:.1f} s: "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
+    )
     return 0
 
 

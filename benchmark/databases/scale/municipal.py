@@ -14,47 +14,68 @@ from typing import Final
 ENTITIES: Final[dict[str, list[tuple[str, str, str]]]] = {
     # schema: [(entity table, singular noun, geometry kind: point|line|none)]
     "utilities": [
-        ("hydrants", "fire hydrant", "point"), ("water_mains", "water main pipe", "line"),
-        ("water_valves", "water valve", "point"), ("water_meters", "customer water meter", "point"),
-        ("service_lines", "water service line", "line"), ("pump_stations", "water pump station", "point"),
-        ("sewer_mains", "sanitary sewer main", "line"), ("sewer_manholes", "sewer manhole", "point"),
-        ("lift_stations", "sewage lift station", "point"), ("storm_inlets", "storm drain inlet", "point"),
-        ("storm_pipes", "stormwater pipe", "line"), ("storm_outfalls", "stormwater outfall", "point"),
+        ("hydrants", "fire hydrant", "point"),
+        ("water_mains", "water main pipe", "line"),
+        ("water_valves", "water valve", "point"),
+        ("water_meters", "customer water meter", "point"),
+        ("service_lines", "water service line", "line"),
+        ("pump_stations", "water pump station", "point"),
+        ("sewer_mains", "sanitary sewer main", "line"),
+        ("sewer_manholes", "sewer manhole", "point"),
+        ("lift_stations", "sewage lift station", "point"),
+        ("storm_inlets", "storm drain inlet", "point"),
+        ("storm_pipes", "stormwater pipe", "line"),
+        ("storm_outfalls", "stormwater outfall", "point"),
         ("backflow_devices", "backflow prevention device", "point"),
         ("gas_regulators", "natural gas regulator", "point"),
     ],
     "transport": [
-        ("streetlights", "streetlight", "point"), ("traffic_signals", "traffic signal", "point"),
-        ("street_signs", "street sign", "point"), ("bridges", "bridge", "point"),
-        ("sidewalks", "sidewalk segment", "line"), ("bike_lanes", "bike lane segment", "line"),
-        ("bus_stops", "bus stop", "point"), ("parking_meters", "parking meter", "point"),
-        ("guardrails", "guardrail", "line"), ("pavement_sections", "pavement section", "line"),
+        ("streetlights", "streetlight", "point"),
+        ("traffic_signals", "traffic signal", "point"),
+        ("street_signs", "street sign", "point"),
+        ("bridges", "bridge", "point"),
+        ("sidewalks", "sidewalk segment", "line"),
+        ("bike_lanes", "bike lane segment", "line"),
+        ("bus_stops", "bus stop", "point"),
+        ("parking_meters", "parking meter", "point"),
+        ("guardrails", "guardrail", "line"),
+        ("pavement_sections", "pavement section", "line"),
         ("culverts", "road culvert", "point"),
     ],
     "parks": [
-        ("park_trees", "street or park tree", "point"), ("playgrounds", "playground", "point"),
-        ("trails", "greenway trail", "line"), ("park_benches", "park bench", "point"),
-        ("sports_fields", "sports field", "point"), ("picnic_shelters", "picnic shelter", "point"),
+        ("park_trees", "street or park tree", "point"),
+        ("playgrounds", "playground", "point"),
+        ("trails", "greenway trail", "line"),
+        ("park_benches", "park bench", "point"),
+        ("sports_fields", "sports field", "point"),
+        ("picnic_shelters", "picnic shelter", "point"),
         ("irrigation_controllers", "irrigation controller", "point"),
     ],
     "facilities": [
-        ("buildings", "municipal building", "point"), ("hvac_units", "HVAC unit", "none"),
-        ("generators", "standby generator", "none"), ("elevators", "elevator", "none"),
-        ("fleet_vehicles", "fleet vehicle", "none"), ("radio_towers", "radio tower", "point"),
+        ("buildings", "municipal building", "point"),
+        ("hvac_units", "HVAC unit", "none"),
+        ("generators", "standby generator", "none"),
+        ("elevators", "elevator", "none"),
+        ("fleet_vehicles", "fleet vehicle", "none"),
+        ("radio_towers", "radio tower", "point"),
         ("fuel_tanks", "fuel storage tank", "point"),
     ],
     "permits": [
-        ("building_permits", "building permit", "point"), ("zoning_cases", "zoning case", "point"),
+        ("building_permits", "building permit", "point"),
+        ("zoning_cases", "zoning case", "point"),
         ("encroachment_permits", "right-of-way encroachment permit", "point"),
-        ("sign_permits", "sign permit", "point"), ("demolition_permits", "demolition permit", "point"),
+        ("sign_permits", "sign permit", "point"),
+        ("demolition_permits", "demolition permit", "point"),
         ("food_licenses", "food service license", "point"),
     ],
     "public_safety": [
-        ("fire_incidents", "fire incident", "point"), ("code_violations", "code violation", "point"),
+        ("fire_incidents", "fire incident", "point"),
+        ("code_violations", "code violation", "point"),
         ("emergency_sirens", "outdoor warning siren", "point"),
     ],
     "finance": [
-        ("tax_bills", "property tax bill", "none"), ("assessments", "property assessment", "none"),
+        ("tax_bills", "property tax bill", "none"),
+        ("assessments", "property assessment", "none"),
     ],
 }
 """Asset entities by schema (50 in all)."""
@@ -64,29 +85,37 @@ SIDE_TABLES: Final[list[str]] = ["inspections", "work_orders", "history", "attac
 
 _SIDE_COLUMNS: Final[dict[str, list[tuple[str, str, str]]]] = {
     # side: [(column, kind, comment with {noun})]
-    "inspections": [("inspection_id", "int", "Inspection number (unique)."),
-                    ("asset_id", "int", "The inspected {noun} (asset_id of the register)."),
-                    ("inspected_on", "date", "Date of the inspection."),
-                    ("inspector", "text", "Name of the inspector."),
-                    ("result", "result", "Outcome: pass, fail or needs_repair."),
-                    ("notes", "text", "Free-text findings of the inspector.")],
-    "work_orders": [("work_order_id", "int", "Work order number (unique)."),
-                    ("asset_id", "int", "The {noun} worked on (asset_id of the register)."),
-                    ("opened_on", "date", "Date the work order was opened."),
-                    ("closed_on", "date", "Date the work order was closed (empty while open)."),
-                    ("priority", "priority", "Priority: low, normal, high or emergency."),
-                    ("cost_usd", "money", "Labour and material cost in US dollars.")],
-    "history": [("event_id", "int", "Change event number (unique)."),
-                ("asset_id", "int", "The changed {noun} (asset_id of the register)."),
-                ("changed_on", "date", "Date of the change."),
-                ("field_name", "text", "Attribute that changed."),
-                ("old_value", "text", "Value before the change."),
-                ("new_value", "text", "Value after the change.")],
-    "attachments": [("attachment_id", "int", "Attachment number (unique)."),
-                    ("asset_id", "int", "The {noun} the document belongs to (asset_id)."),
-                    ("file_name", "text", "Stored file name of the photo or document."),
-                    ("media_type", "media", "Media type, e.g. image/jpeg or application/pdf."),
-                    ("uploaded_on", "date", "Upload date.")],
+    "inspections": [
+        ("inspection_id", "int", "Inspection number (unique)."),
+        ("asset_id", "int", "The inspected {noun} (asset_id of the register)."),
+        ("inspected_on", "date", "Date of the inspection."),
+        ("inspector", "text", "Name of the inspector."),
+        ("result", "result", "Outcome: pass, fail or needs_repair."),
+        ("notes", "text", "Free-text findings of the inspector."),
+    ],
+    "work_orders": [
+        ("work_order_id", "int", "Work order number (unique)."),
+        ("asset_id", "int", "The {noun} worked on (asset_id of the register)."),
+        ("opened_on", "date", "Date the work order was opened."),
+        ("closed_on", "date", "Date the work order was closed (empty while open)."),
+        ("priority", "priority", "Priority: low, normal, high or emergency."),
+        ("cost_usd", "money", "Labour and material cost in US dollars."),
+    ],
+    "history": [
+        ("event_id", "int", "Change event number (unique)."),
+        ("asset_id", "int", "The changed {noun} (asset_id of the register)."),
+        ("changed_on", "date", "Date of the change."),
+        ("field_name", "text", "Attribute that changed."),
+        ("old_value", "text", "Value before the change."),
+        ("new_value", "text", "Value after the change."),
+    ],
+    "attachments": [
+        ("attachment_id", "int", "Attachment number (unique)."),
+        ("asset_id", "int", "The {noun} the document belongs to (asset_id)."),
+        ("file_name", "text", "Stored file name of the photo or document."),
+        ("media_type", "media", "Media type, e.g. image/jpeg or application/pdf."),
+        ("uploaded_on", "date", "Upload date."),
+    ],
 }
 
 _REGISTER_COLUMNS: Final[list[tuple[str, str, str]]] = [
@@ -146,8 +175,9 @@ def _register(schema: str, table: str, noun: str, geometry: str) -> TableSpec:
 def _side(schema: str, table: str, noun: str, side: str) -> TableSpec:
     columns = [ColumnSpec(n, k, c.format(noun=noun)) for n, k, c in _SIDE_COLUMNS[side]]
     singular = table.removesuffix("s") if not table.endswith("ss") else table
-    return TableSpec(schema, f"{singular}_{side}", _SIDE_COMMENTS[side].format(noun=noun),
-                     columns, "none", noun)
+    return TableSpec(
+        schema, f"{singular}_{side}", _SIDE_COMMENTS[side].format(noun=noun), columns, "none", noun
+    )
 
 
 REFERENCE_TABLES: Final[list[tuple[str, str]]] = [
@@ -167,8 +197,12 @@ REFERENCE_TABLES: Final[list[tuple[str, str]]] = [
 
 def reference_tables() -> list[TableSpec]:
     """The lookup tables as :class:`TableSpec` (schema ``reference``, three text columns)."""
-    columns = [ColumnSpec("code", "code", "Code as stored in the asset tables."),
-               ColumnSpec("label", "text", "Human-readable label of the code."),
-               ColumnSpec("description", "text", "Longer explanation of the code.")]
-    return [TableSpec("reference", name, comment, columns, "none", name.replace("_", " "))
-            for name, comment in REFERENCE_TABLES]
+    columns = [
+        ColumnSpec("code", "code", "Code as stored in the asset tables."),
+        ColumnSpec("label", "text", "Human-readable label of the code."),
+        ColumnSpec("description", "text", "Longer explanation of the code."),
+    ]
+    return [
+        TableSpec("reference", name, comment, columns, "none", name.replace("_", " "))
+        for name, comment in REFERENCE_TABLES
+    ]
