@@ -91,9 +91,11 @@ network, over the input files (previews given) that the listed SQL exported.
 - Use column names exactly as in the previews and the SQL.
 - GeoJSON inputs are WGS 84 lon/lat (EPSG:4326) whatever CRS the database stores; each
   preview's "crs of" line names the native CRS, its units and the metric CRS. Compute
-  distances, buffers and areas after to_crs() to that metric CRS (equal-area for areas over
-  large extents) or geodesically with pyproj.Geod, never in degrees; the intent's distance in
-  metres; name the CRS in method. make_valid geometries before overlays.
+  areas, buffers and distances after to_crs() to it, never in degrees; where the line says
+  "distances: geodesic" it is an equal-area CRS for areas only: measure distances on the
+  lon/lat with pyproj.Geod(ellps="WGS84") (inv, geometry_length) and buffer each feature in
+  its estimate_utm_crs(). The intent's distance is in metres; name the CRS in method.
+  make_valid geometries before overlays.
 - A GeoTIFF input keeps the raster's own CRS (its preview's "raster:" line gives bands, CRS,
   pixel size, nodata and extent; the schema gives band meanings and units): mask nodata
   (read(masked=True)), reproject vector zones to_crs() the raster's CRS before

@@ -55,10 +55,12 @@ def plan_or_replan(run: QuestionServices, state: ExecutionState, intent: Intent,
 
 def run_step(run: QuestionServices, state: ExecutionState, step_id: str,
              intent: Intent, schema_tables: list[str]) -> StepResult:
-    """Run one attempt of the SQL or Python step ``step_id`` (its task)."""
+    """Run one attempt of the SQL or Python step ``step_id`` (its task); record what it reused."""
     if state.steps[step_id].kind is StepKind.SQL:
         return run_sql_step(run, step_id, state, schema_tables)
-    return run_python_step(run, step_id, state, intent, schema_tables)
+    result = run_python_step(run, step_id, state, intent, schema_tables)
+    run.reused.extend(result.reused)
+    return result
 
 
 def register_step(run: QuestionServices, state: ExecutionState, step_id: str,

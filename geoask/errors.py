@@ -105,7 +105,8 @@ class QueryExecutionError(GeoaskError):
 
     Attributes:
         kind: one of ``syntax``, ``undefined_table``, ``undefined_column``, ``type_mismatch``,
-            ``grouping``, ``division_by_zero``, ``timeout``, ``permission``, ``other``.
+            ``grouping``, ``division_by_zero``, ``timeout``, ``permission``,
+            ``result_too_large`` (past the row or size cap), ``other``.
         server_message: the server's primary message, unchanged.
         sqlstate: the five-character SQLSTATE code, when the server sent one.
         position: 1-based character position in the submitted SQL, when the server gave one.

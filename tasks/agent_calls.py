@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from typing import TypeVar
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.usage import UsageLimits
 
 from geoask.errors import GeoaskError
-from geoask.models.llm import ModelProvider, model_call_error, token_usage
+from geoask.models.llm import ModelProvider, broken_rules, model_call_error, token_usage
 from geoask.records.execution_log import ExecutionRecorder, ModelCall
 
 DepsT = TypeVar("DepsT")
@@ -44,15 +44,19 @@ def call_agent(
         raise ValueError("call_agent needs a named agent (Agent(name=<role>))")
     model = models(role)
     begin = time.perf_counter()
-    try:
-        result = agent.run_sync(prompt, deps=deps, model=model, usage_limits=usage_limits)
-    except Exception as error:
-        elapsed = (time.perf_counter() - begin) * 1000
-        recorder.model_call(ModelCall(role=role, stage=stage, duration_ms=elapsed,
-                                      status="error", error=f"{type(error).__name__}: {error}"))
-        if isinstance(error, GeoaskError):
-            raise
-        raise model_call_error(error, role, getattr(model, "base_url", None)) from error
+    with capture_run_messages() as messages:
+        try:
+            result = agent.run_sync(prompt, deps=deps, model=model, usage_limits=usage_limits)
+        except Exception as error:
+            elapsed = (time.perf_counter() - begin) * 1000
+            translated = error if isinstance(error, GeoaskError) else model_call_error(
+                error, role, getattr(model, "base_url", None), broken=broken_rules(messages))
+            recorder.model_call(ModelCall(role=role, stage=stage, duration_ms=elapsed,
+                                          status="error",
+                                          error=f"{type(error).__name__}: {translated}"))
+            if translated is error:
+                raise
+            raise translated from error
     elapsed = (time.perf_counter() - begin) * 1000
     usage = token_usage(result.all_messages())
     recorder.model_call(ModelCall(

@@ -24,7 +24,7 @@ from agents.sql import SqlAttempt, SqlDeps, sql_agent
 from agents.sql import prompt as sql_prompt
 from geoask.base.formats import JSON
 from geoask.compute.step import run_compute
-from geoask.errors import GeoaskError, QueryExecutionError, QueryRejectedError
+from geoask.errors import CrsError, GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.models.retry import is_infrastructure_failure
 from geoask.records.artifact_registry import RegistryEntry
 from geoask.records.run_artifacts import (
@@ -60,6 +60,9 @@ class StepResult(BaseModel):
     failure: StepFailure | None = None
     needs_python: bool = False
     executed_sql: list[str] = Field(default_factory=list)
+    reused: list[str] = Field(
+        default_factory=list,
+        description="Refs of earlier turns' artifacts the step read (the flow records them).")
 
 
 @task(name="sql", task_run_name="{step_id}", **RETRIED_TASK)
@@ -120,9 +123,9 @@ def run_python_step(
             return _failed("inputs", "; ".join(problems))
         artifacts = [a for s in upstream for a in s.artifacts] + [
             e.to_artifact_ref() for e in reused]
+        refs = [e.ref for e in reused]
         if reused:
-            services.reused.extend(e.ref for e in reused)
-            services.recorder.tool(step_id, "reuse", "ok", ", ".join(e.ref for e in reused))
+            services.recorder.tool(step_id, "reuse", "ok", ", ".join(refs))
         deps = ComputeDeps(
             question=state.question, step=step, constraints=plan.constraints,
             inputs=[InputArtifact(name=a.name,
@@ -143,11 +146,11 @@ def run_python_step(
         except GeoaskError as error:
             if is_infrastructure_failure(error):
                 raise  # the endpoint is down: no other attempt of the agent can help
-            return _failed("agent", str(error))
+            return _failed("agent", str(error), reused=refs)
         if isinstance(output, ComputeRefusal):
             kind = "missing_field" if output.missing_fields else "refusal"
             return _failed(kind, f"the compute agent refused: {output.reason}",
-                           missing_fields=output.missing_fields)
+                           missing_fields=output.missing_fields, reused=refs)
         attempt = step_state.attempts
         script_url = services.store.write_text(f"{step_id}/script-{attempt}.py", output.script)
         run = run_compute(output.script, [services.store.local_path(a.url) for a in artifacts],
@@ -159,14 +162,15 @@ def run_python_step(
         if run.failure is not None:
             missing = run.outcome.missing_fields
             kind = "missing_field" if missing else "sandbox"
-            return _failed(kind, run.failure, missing_fields=missing, attempted=output.script)
+            return _failed(kind, run.failure, missing_fields=missing, attempted=output.script,
+                           reused=refs)
         assert run.protocol is not None  # no failure detail: a valid protocol object
         result_url = services.store.write_json(
             f"{step_id}/{JSON.file_name('result')}",
             {"summary": run.protocol.summary, "result": run.result, "script": script_url},
         )
         return StepResult(ok=True, artifacts=run.outputs(result_url),
-                          summary=run.protocol.summary)
+                          summary=run.protocol.summary, reused=refs)
 
 
 def reused_entries(services: QuestionServices, inputs: list[str]) -> list[RegistryEntry]:
@@ -259,6 +263,9 @@ def _run_statements(services: QuestionServices, step_id: str, draft: SqlDraft,
         except QueryExecutionError as error:
             sections.append(f"**{statement.name}** failed in the database: {error}")
             return _failed("database", f"{statement.name}: {error}", attempted=text)
+        except CrsError as error:  # a fact about the data: no rewrite of the SQL changes it
+            sections.append(f"**{statement.name}** has no usable CRS: {error}")
+            return _failed("crs", f"{statement.name}: {error}", attempted=text)
         exported = run.exported
         preview = exported.preview
         fields = [c["name"] for c in preview.columns if c["name"] != preview.geometry_column]
@@ -317,7 +324,8 @@ def _plan_step(plan: Plan, step_id: str) -> PlanStep:
 
 
 def _failed(kind: str, message: str, *, missing_fields: list[str] | None = None,
-            attempted: str = "") -> StepResult:
+            attempted: str = "", reused: list[str] | None = None) -> StepResult:
     return StepResult(ok=False, failure=StepFailure(
-        kind=kind, message=message, missing_fields=missing_fields or [], attempted=attempted))
+        kind=kind, message=message, missing_fields=missing_fields or [], attempted=attempted),
+        reused=reused or [])
 

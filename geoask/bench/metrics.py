@@ -69,9 +69,13 @@ class RoutingMetrics:
 def routing_metrics(scores: Sequence[CaseScore]) -> RoutingMetrics:
     """The routing confusion matrix and its rates over ``scores``.
 
+    A run stopped by a CRS the data does not state (root cause ``crs``) never reached the
+    choice of channel, so it is left out rather than counted as a routing miss.
+
     >>> routing_metrics([]).accuracy is None
     True
     """
+    scores = [s for s in scores if s.root_cause != RootCause.CRS.value]
     tp = sum(s.requires_sandbox and s.routed_to_sandbox for s in scores)
     fp = sum(not s.requires_sandbox and s.routed_to_sandbox for s in scores)
     fn = sum(s.requires_sandbox and not s.routed_to_sandbox for s in scores)

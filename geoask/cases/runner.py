@@ -102,9 +102,6 @@ class ProgramRunner:
                 raise  # the database is unreachable: stop, this is not a case failure
             except GeoaskError as error:
                 raise ProgramFailedError(f"{where}: {error}") from None
-            if run.result.truncated:
-                raise ProgramFailedError(f"{where}: result truncated at the row cap "
-                                         f"{context.row_cap}")
             path = Path(run.exported.data_path)
             artifacts[statement.name] = path
             output = exported_records(run.exported, _read_text)

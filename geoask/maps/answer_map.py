@@ -2,12 +2,12 @@
 
 :func:`draw_answer_maps` reads the GeoJSON files a run exported (EPSG:4326, RFC 7946), picks
 the answer's features with :func:`geoask.maps.answer_features.pick_answer`, and writes two files
-into
-the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over the
-fetched context in grey - polygons under lines under points - zoomed to the answer's extent
-with a margin, in a metric CRS: the UTM zone of the extent, Web Mercator for extents wider than
-:data:`UTM_EXTENT_DEG`; up to :data:`MAX_LABELS` answer features labelled with their matched
-id; legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
+into the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over
+the fetched context in grey - polygons under lines under points - zoomed to the answer's extent
+with a margin, in the metric CRS that fits the extent
+(:func:`geoask.sql.metric_crs.metric_crs_for_extent`: its UTM zone, else a continental or global
+equal-area CRS); up to :data:`MAX_LABELS` answer features labelled with their matched id;
+legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
 (:mod:`geoask.maps.interactive_map`: the same layers in a self-contained Leaflet page). Without
 answer features every layer is drawn in its own colour, zoomed to all of them. The GeoTIFFs a
 run exported are drawn underneath (:mod:`geoask.maps.raster_map`: a hillshaded elevation, or a
@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import geopandas as gpd
+from pyproj import Proj
 
 from geoask.base.storage import filesystem_for, write_atomic
 from geoask.maps.answer_features import (
@@ -40,14 +41,13 @@ from geoask.maps.answer_features import (
 )
 from geoask.maps.interactive_map import interactive_map_html
 from geoask.maps.raster_map import raster_backdrop, raster_bounds_wgs84, raster_urls
-from geoask.sql.crs import utm_epsg
+from geoask.sql.metric_crs import metric_crs_for_extent
 
 if TYPE_CHECKING:
     from geoask.records.run_artifacts import RunArtifacts
     from geoask.vocabulary.answers import FinalAnswer
     from geoask.vocabulary.artifacts import ArtifactRef
 
-UTM_EXTENT_DEG: Final = 12.0
 MAP_SIZE_IN: Final = (8.0, 6.0)
 MAP_DPI: Final = 110
 MAP_FILE: Final = "map.png"
@@ -90,15 +90,16 @@ def scale_label(length_m: float) -> str:
 def map_crs(bounds_wgs84: Bounds) -> tuple[str, float]:
     """The drawing CRS and its map units per ground metre at the map centre.
 
-    The UTM zone at the centre (1 unit per metre; :func:`geoask.sql.crs.utm_epsg`) for small
-    extents within UTM's latitudes; Web Mercator (1/cos(latitude)) otherwise.
+    The metric CRS of the extent (:func:`geoask.sql.metric_crs.metric_crs_for_extent`): the
+    UTM zone it fits (1 unit per metre), else the equal-area CRS chosen for it, whose scale
+    along the parallel through the map centre (pyproj's projection factors) sizes the scale bar.
     """
+    chosen = metric_crs_for_extent(bounds_wgs84)
+    if not chosen.geodesic_distances:
+        return chosen.code, 1.0
     west, south, east, north = bounds_wgs84
-    zone = utm_epsg((west + east) / 2, (south + north) / 2)
-    if max(east - west, north - south) <= UTM_EXTENT_DEG and zone is not None:
-        return f"EPSG:{zone}", 1.0
-    latitude = math.radians((south + north) / 2)
-    return "EPSG:3857", 1.0 / max(math.cos(latitude), 1e-6)
+    factors = Proj(chosen.crs).get_factors((west + east) / 2, (south + north) / 2)
+    return chosen.code, float(factors.parallel_scale)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ class MapView:
     """What the PNG map shows: its CRS, map units per ground metre, and padded limits.
 
     Attributes:
-        crs: the drawing CRS (``"EPSG:326xx"``/``"EPSG:327xx"`` or ``"EPSG:3857"``).
+        crs: the drawing CRS (``"EPSG:326xx"``/``"EPSG:327xx"`` or an equal-area one such as
+            ``"EPSG:5070"``).
         units_per_metre: map units per ground metre at the centre (1 in UTM).
         limits: ``(xmin, ymin, xmax, ymax)`` in map units: the extent plus a margin of
             :data:`MARGIN_SHARE` per side, at least :data:`MIN_MARGIN_M` metres.

@@ -201,7 +201,8 @@ class QuestionServices:
         registry: the typed registry of the run's artifacts (``registry.json`` in the folder).
         conversation: the bounded context of a conversation turn, None for a standalone
             question (set by the flow).
-        reused: refs of earlier turns' artifacts the run's steps read.
+        reused: refs of earlier turns' artifacts the run's steps read (the flow records each
+            step result's).
 
     """
 

@@ -30,7 +30,7 @@ from typing import Protocol
 
 from geoask.catalog.model import Catalog
 from geoask.compute.step import UnknownInputError, run_compute, select_inputs
-from geoask.errors import QueryExecutionError, QueryRejectedError, SandboxError
+from geoask.errors import CrsError, QueryExecutionError, QueryRejectedError, SandboxError
 from geoask.records.execution_log import ExecutionRecorder
 from geoask.records.run_artifacts import RunArtifacts, code_block
 from geoask.retrieval.retriever import SchemaSubset
@@ -218,6 +218,8 @@ class ReactToolbox:
             return self.reject("run_sql", f"guard:{error.rule}", str(error), traced=True)
         except QueryExecutionError as error:
             return self.reject("run_sql", f"database:{error.kind}", str(error), traced=True)
+        except CrsError as error:
+            return self.reject("run_sql", "crs", str(error), traced=True)
         exported = run.exported
         preview = exported.preview
         fields = [c["name"] for c in preview.columns if c["name"] != preview.geometry_column]

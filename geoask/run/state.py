@@ -227,6 +227,8 @@ def decide_after_failure(state: ExecutionState, step_id: str, failure: StepFailu
     step = state.steps[step_id]
     if failure.kind == "inputs":  # a pre-dispatch check failed: no rewrite of the step helps
         return _replan_or_terminate(state, f"{step_id} cannot run: {_short(failure.message)}")
+    if failure.kind == "crs":  # the data's CRS is unknown: only a person can declare it
+        return _terminate(f"{step_id}: {_short(failure.message, 600)}")
     absent = absent_upstream_fields(state, step_id, failure.missing_fields)
     upstream = upstream_sql_step(state, step_id)
     if absent and upstream is not None:

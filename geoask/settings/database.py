@@ -76,7 +76,8 @@ class DatabaseSettings(BaseModel):
     )
     sql_row_cap: int = Field(
         default=100_000, ge=1,
-        description="Most rows a checked query may return; a larger result is cut and reported.",
+        description="Most rows a checked query may return; a larger result is refused "
+        "(`result_too_large`: screen candidates, aggregate or select fewer rows), never cut.",
     )
     sql_max_result_mib: int = Field(
         default=256, ge=1, le=65536,

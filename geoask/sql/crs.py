@@ -16,8 +16,9 @@ Rules (CRS definitions from pyproj's EPSG database; an SRID is read as an EPSG c
   any other value is refused with :class:`~geoask.errors.CrsError` asking for the SRID to be set
   (a data problem no agent can repair: the question flow ends with it);
 - the metric CRS is the native CRS when it is projected in metres or feet (Mercator-family
-  projections such as Web Mercator excepted: their scale varies with latitude), else the UTM
-  zone at the centre of the data's WGS 84 bounds (as ``GeoDataFrame.estimate_utm_crs()``).
+  projections such as Web Mercator excepted: their scale varies with latitude), else the one
+  :func:`geoask.sql.metric_crs.metric_crs_for_extent` chooses from the data's WGS 84 bounds:
+  the UTM zone the extent fits, else an equal-area CRS for areas with geodesic distances.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from shapely.geometry.base import BaseGeometry
 
 from geoask.errors import CrsError
 from geoask.sql.executor import QueryResult, ResultColumn
+from geoask.sql.metric_crs import distances_are_geodesic, epsg_code, metric_crs_for_extent
 
 WGS84_SRID = 4326
 UNKNOWN_SRID = 0
@@ -58,7 +60,9 @@ class NativeCrs:
         metric_crs: ``EPSG:<code>`` to ``to_crs()`` to for areas and distances; None if empty.
         metric_crs_name: its name.
         metric_units: its axis unit (``metre`` or a foot).
-        metric_basis: ``native`` or ``estimated UTM zone``.
+        metric_basis: ``native``, ``estimated UTM zone``, or why an equal-area CRS was chosen,
+            ending ``distances: geodesic (pyproj.Geod)``
+            (:func:`geoask.sql.metric_crs.distances_are_geodesic`).
         note: how SRID 0 was resolved, if it occurred.
 
     """
@@ -85,7 +89,10 @@ class NativeCrs:
                   else "mixed SRIDs " + ", ".join(f"EPSG:{s}" for s in self.srids)
                   if self.srids else "no non-empty values")
         line = f"crs of {self.column}: stored in {stored}; exported in WGS 84 lon/lat (EPSG:4326)"
-        if self.metric_crs:
+        if self.metric_crs and distances_are_geodesic(self.metric_basis):
+            line += (f"; areas: to_crs(\"{self.metric_crs}\") ({self.metric_crs_name}; "
+                     f"{self.metric_units}; {self.metric_basis})")
+        elif self.metric_crs:
             line += (f"; areas/distances: to_crs(\"{self.metric_crs}\") ({self.metric_crs_name}; "
                      f"{self.metric_units}; {self.metric_basis}) or pyproj.Geod")
         elif self.srids:
@@ -142,7 +149,8 @@ def _reproject_column(values: np.ndarray, column: ResultColumn, declared: Mappin
         column=column.name, source=column.source, srids=distinct,
         crs=f"EPSG:{distinct[0]}" if native else None,
         crs_name=native.name if native else None, units=axis_units(native) if native else None,
-        metric_crs=_code(metric), metric_crs_name=metric.name if metric else None,
+        metric_crs=epsg_code(metric) if metric else None,
+        metric_crs_name=metric.name if metric else None,
         metric_units=axis_units(metric) if metric else None, metric_basis=basis, note=note,
     )
 
@@ -221,42 +229,10 @@ def axis_units(crs: CRS) -> str | None:
     return crs.axis_info[0].unit_name if crs.axis_info else None
 
 
-def _metric_crs(native: CRS | None, bounds_wgs84: np.ndarray
-                ) -> tuple[CRS | None, str | None]:
+def _metric_crs(native: CRS | None, bounds_wgs84: np.ndarray) -> tuple[CRS, str]:
     if native is not None and native.is_projected and axis_units(native) in METRIC_UNITS:
         method = native.coordinate_operation.method_name if native.coordinate_operation else ""
         if "Mercator" not in method or "Transverse" in method:
             return native, "native"
-    lon = float(np.mean(bounds_wgs84[[0, 2]]))
-    lat = float(np.mean(bounds_wgs84[[1, 3]]))
-    epsg = utm_epsg(lon, lat)
-    return (_crs_from_epsg(epsg), "estimated UTM zone") if epsg is not None else (None, None)
-
-
-def utm_epsg(lon: float, lat: float) -> int | None:
-    """EPSG code of the WGS 84 UTM zone holding ``(lon, lat)`` degrees; None beyond UTM.
-
-    Zones are the standard 6-degree bands from 180 degrees W (zone 1), 326xx north of the
-    equator and 327xx south of it, for latitudes -80 to 84 degrees (the areas of use that
-    PROJ's database gives EPSG:32601-32760; arithmetic instead of ``query_utm_crs_info``, which
-    costs about 50 ms per call). A point on a zone boundary takes the eastern zone.
-
-    >>> utm_epsg(-78.8, 35.8), utm_epsg(151.2, -33.9), utm_epsg(0.0, 85.0)
-    (32617, 32756, None)
-    """
-    if not -80.0 <= lat <= 84.0 or not -180.0 <= lon <= 180.0:
-        return None
-    zone = min(int((lon + 180.0) // 6.0) + 1, 60)
-    return (32600 if lat >= 0 else 32700) + zone
-
-
-@lru_cache(maxsize=128)
-def _crs_from_epsg(code: int) -> CRS:
-    return CRS.from_epsg(code)
-
-
-def _code(crs: CRS | None) -> str | None:
-    if crs is None:
-        return None
-    authority = crs.to_authority()
-    return f"{authority[0]}:{authority[1]}" if authority else crs.to_string()
+    chosen = metric_crs_for_extent(bounds_wgs84)
+    return chosen.crs, chosen.basis

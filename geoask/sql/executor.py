@@ -3,7 +3,8 @@
 Every query runs as the ``geoask_reader`` role (the URL's user), in a ``READ ONLY`` transaction
 that is always rolled back, with ``SET LOCAL statement_timeout``, over the extended query
 protocol only (a server-side prepared statement: a second statement fails at the server too),
-fetching at most ``row_cap + 1`` rows so a cut result is reported, never silent.
+fetching at most ``row_cap + 1`` rows: a result past the row cap (or the size cap) is refused
+with a ``result_too_large`` error, never cut - geoask computes on whole results only.
 Geometry and geography values arrive as hex EWKB and are loaded with shapely (SRID kept).
 """
 
@@ -79,9 +80,9 @@ class QueryResult:
 
     Attributes:
         columns: result columns in order.
-        rows: at most ``row_cap`` tuples; geometry/geography values are shapely geometries
-            carrying their SRID (``shapely.get_srid``), other values as psycopg loads them.
-        truncated: True if the query had more than ``row_cap`` rows (the rest was not fetched).
+        rows: every row (at most ``row_cap``: a larger result is refused); geometry/geography
+            values are shapely geometries carrying their SRID (``shapely.get_srid``), other
+            values as psycopg loads them.
         row_cap: the cap in force.
         executed_sql: the exact text sent to the server.
 
@@ -89,13 +90,12 @@ class QueryResult:
 
     columns: tuple[ResultColumn, ...]
     rows: list[tuple[Any, ...]]
-    truncated: bool
     row_cap: int
     executed_sql: str
 
     @property
     def row_count(self) -> int:
-        """Number of rows kept (at most ``row_cap``)."""
+        """Number of rows (at most ``row_cap``)."""
         return len(self.rows)
 
     @property
@@ -202,17 +202,17 @@ class PostgresSqlRunner:
             cursor = connection.cursor()
             rows = self._fetch(cursor, sql, row_cap)
             if cursor.description is None:
-                return QueryResult((), [], False, row_cap, sql)
+                return QueryResult((), [], row_cap, sql)
             columns = _columns(connection, cursor)
         except pg_errors.Error as error:
             raise classify_database_error(error, sql, body_offset) from None
         finally:
             _rollback_quietly(connection)
             connection.close()
-        return QueryResult(columns, rows[:row_cap], len(rows) > row_cap, row_cap, sql)
+        return QueryResult(columns, rows, row_cap, sql)
 
     def _fetch(self, cursor: psycopg.Cursor[Any], sql: str, row_cap: int) -> list[tuple[Any, ...]]:
-        """Stream at most ``row_cap + 1`` rows, refusing a result over the size limit."""
+        """Stream the rows, refusing a result past ``row_cap`` rows or over the size limit."""
         rows: list[tuple[Any, ...]] = []
         size = 0
         for row in cursor.stream(sql, size=500):
@@ -225,7 +225,7 @@ class PostgresSqlRunner:
                     f"{len(rows)} rows; select fewer columns or rows, or aggregate in SQL",
                 )
             if len(rows) > row_cap:
-                break
+                raise QueryExecutionError("result_too_large", row_cap_message(row_cap))
         return rows
 
     def _connect(self) -> psycopg.Connection[Any]:
@@ -242,6 +242,18 @@ class PostgresSqlRunner:
                 f"could not connect to the database ({first_line}); start it with "
                 "`geoask db up` or check GEOASK_DATABASE_URL"
             ) from None
+
+
+def row_cap_message(row_cap: int) -> str:
+    """Why a result past the row cap is refused, and what to do instead (one line).
+
+    >>> row_cap_message(100_000)[:58]
+    'the result has more than 100,000 rows (the row cap, GEOASK'
+    """
+    return (f"the result has more than {row_cap:,} rows (the row cap, GEOASK_SQL_ROW_CAP) and "
+            "geoask never computes on a cut result: screen candidates in SQL with an "
+            "index-backed bounding-box test (geom && ST_MakeEnvelope(...) or ST_Expand(...)), "
+            "aggregate in SQL, or select fewer rows")
 
 
 def approximate_size(row: tuple[Any, ...]) -> int:

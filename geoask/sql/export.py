@@ -44,8 +44,7 @@ class ResultPreview:
 
     Attributes:
         columns: ``{"name", "type"}`` per column, in order.
-        row_count: rows kept (at most ``row_cap``).
-        truncated: True if the query returned more than ``row_cap`` rows.
+        row_count: rows of the result (every row: a result past ``row_cap`` is refused).
         row_cap: the cap in force.
         first_rows: the first rows as JSON-ready mappings (geometries as short WKT).
         geometry_column: name of the feature geometry column, or None.
@@ -60,7 +59,6 @@ class ResultPreview:
 
     columns: list[dict[str, str]]
     row_count: int
-    truncated: bool
     row_cap: int
     first_rows: list[dict[str, Any]]
     geometry_column: str | None
@@ -83,8 +81,6 @@ class ResultPreview:
         columns = ", ".join(
             f"{json.dumps(c['name'], ensure_ascii=False)} ({c['type']})" for c in self.columns)
         count = f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
-        if self.truncated:
-            count += f" - TRUNCATED at the row cap of {self.row_cap}; the query returned more"
         lines = [f"columns: {columns}", f"rows: {count}"]
         if self.geometry_column:
             lines.append(
@@ -254,7 +250,6 @@ def build_preview(
         columns=[{"name": n, "type": c.type_name} for n, c in zip(names, result.columns,
                                                                       strict=True)],
         row_count=result.row_count,
-        truncated=result.truncated,
         row_cap=result.row_cap,
         first_rows=first_rows,
         geometry_column=names[feature_index] if feature_index is not None else None,

@@ -55,7 +55,8 @@ class CheckedQuery:
         submitted_sql: the SQL as submitted.
         sql: the SQL to execute (submitted text, identifiers quoted, maybe wrapped).
         row_limit_added: True if the wrapper ``SELECT * FROM (...) AS q LIMIT n`` was added.
-        row_cap: rows the caller may keep; the wrapper asks for one more to detect truncation.
+        row_cap: most rows a result may have; the wrapper asks for one more, so a larger result
+            is refused (never cut).
         quoted_identifiers: catalog names that were quoted, in order of appearance.
         body_offset: characters before the submitted text inside ``sql`` (to map server
             error positions back to the submitted text).

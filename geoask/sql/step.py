@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from geoask.errors import QueryExecutionError, QueryRejectedError
+from geoask.errors import CrsError, GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.sql.context import GuardContext
 from geoask.sql.executor import QueryResult, SqlRunner
 from geoask.sql.export import ExportedResult, export_result
@@ -28,7 +28,7 @@ class StatementRun:
     Attributes:
         name: the statement's name (the exported file's stem).
         checked: what the guard accepted and what ran (``checked.sql``).
-        result: the rows (at most the row cap; ``result.truncated`` says if more existed).
+        result: every row (a result past the row cap is refused by the executor).
         exported: where the GeoJSON/JSON file and its preview were written.
         milliseconds: time spent executing and fetching.
 
@@ -88,9 +88,14 @@ def run_statement(
         raise
     milliseconds = _ms_since(begin)
     record("executor", "ok", f"{name}: {result.row_count} rows", milliseconds)
-    exported = export_result(result, out_dir, name=name, preview_rows=preview_rows,
-                             declared_srids=context.declared_srids,
-                             raster_bands=context.raster_bands)
+    try:
+        exported = export_result(result, out_dir, name=name, preview_rows=preview_rows,
+                                 declared_srids=context.declared_srids,
+                                 raster_bands=context.raster_bands)
+    except GeoaskError as error:
+        record("export", "error", f"{'crs' if isinstance(error, CrsError) else 'export'}: "
+               f"{error}", 0.0)
+        raise
     record("export", "ok", exported.data_path, 0.0)
     return StatementRun(name, checked, result, exported, milliseconds)
 

@@ -194,7 +194,7 @@ def test_prompt_names_each_inputs_native_crs_and_metric_crs(tmp_path):
     parcel = shapely.set_srid(shapely.box(985000, 200000, 986000, 201000), 2263)
     result = QueryResult((ResultColumn("id", "integer"),
                           ResultColumn("geom", "geometry", True, "city.parcels.geom")),
-                         [(1, parcel)], False, 10, "SELECT id, geom FROM city.parcels")
+                         [(1, parcel)], 10, "SELECT id, geom FROM city.parcels")
     exported = export_result(result, str(tmp_path))
     parcels = InputArtifact("parcels", "/input/result.geojson", exported.preview.to_text())
     text = prompt(deps(inputs=[parcels]))
@@ -203,6 +203,29 @@ def test_prompt_names_each_inputs_native_crs_and_metric_crs(tmp_path):
     assert 'to_crs("EPSG:2263")' in text and "native" in text
     assert "pyproj.Geod" in compute_module.INSTRUCTIONS
     assert "never in degrees" in compute_module.INSTRUCTIONS
+
+
+def test_prompt_of_an_input_over_several_utm_zones_says_equal_area_and_geodesic(tmp_path):
+    """Parks across the contiguous US: areas in Conus Albers, distances with pyproj.Geod."""
+    import shapely
+
+    from geoask.sql.executor import QueryResult, ResultColumn
+    from geoask.sql.export import export_result
+
+    parks = [shapely.set_srid(shapely.box(x, y, x + 0.1, y + 0.1), 4326)
+             for x, y in ((-122.5, 37.7), (-74.1, 40.6))]
+    result = QueryResult((ResultColumn("id", "integer"),
+                          ResultColumn("geom", "geometry", True, "us.parks.geom")),
+                         [(i, park) for i, park in enumerate(parks)], 10,
+                         "SELECT id, geom FROM us.parks")
+    exported = export_result(result, str(tmp_path))
+    inputs = [InputArtifact("parks", "/input/result.geojson", exported.preview.to_text())]
+    text = " ".join(prompt(deps(inputs=inputs)).split())
+    assert ('areas: to_crs("EPSG:5070") (NAD83 / Conus Albers; metre; extent spans 9 UTM zones: '
+            'equal-area EPSG:5070 for areas; distances: geodesic (pyproj.Geod))') in text
+    rule = " ".join(compute_module.INSTRUCTIONS.split())
+    assert ('where the line says "distances: geodesic" it is an equal-area CRS for areas only: '
+            'measure distances on the lon/lat with pyproj.Geod(ellps="WGS84")') in rule
 
 
 def test_instructions_say_how_to_read_every_export_format():

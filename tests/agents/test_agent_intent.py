@@ -111,3 +111,35 @@ def test_exhausted_budget_is_a_clear_error():
     error = model_call_error(caught.value, "intent")
     assert isinstance(error, AgentOutputError) and not error.transient
     assert str(error).startswith("intent agent: the model's output broke the agent's rules")
+
+
+def test_exhausted_budget_names_the_rule_the_last_attempt_broke():
+    """Through call_agent (the tasks' path): the error and the execution log both say why."""
+    from geoask.records.execution_log import ExecutionRecorder
+    from tasks.agent_calls import call_agent
+
+    bad = make_intent(operation=TOPK)
+    scripted = ScriptedModel({"intent": [bad] * (intent_module.OUTPUT_RETRIES + 1)})
+    recorder = ExecutionRecorder("run", "q", "FULL")
+    with pytest.raises(AgentOutputError) as caught:
+        call_agent(intent_agent, DEPS, prompt(DEPS), models=scripted.model, recorder=recorder,
+                   stage="intent")
+    assert "last rejection: Fix this and answer again:" in str(caught.value)
+    assert "needs top_k" in str(caught.value) and "\n" not in str(caught.value)
+    (call,) = recorder.log.model_calls
+    assert call.status == "error" and "needs top_k" in (call.error or "")
+
+
+def test_broken_rules_reads_the_last_rejection():
+    from pydantic_ai.messages import ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
+
+    from geoask.models.llm import broken_rules
+
+    messages = [ModelRequest(parts=[UserPromptPart("q")]),
+                ModelRequest(parts=[RetryPromptPart("Fix these and answer again:\n1. a\n2. b")]),
+                ModelRequest(parts=[ToolReturnPart("final_result", "Fix this and answer again: c",
+                                                   outcome="retried"),
+                                    ToolReturnPart("run_sql", "3 rows")])]
+    assert broken_rules(messages) == "Fix this and answer again: c"
+    assert broken_rules(messages[:2]) == "Fix these and answer again: 1. a 2. b"
+    assert broken_rules(messages[:1]) is None

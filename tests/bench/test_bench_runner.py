@@ -18,7 +18,7 @@ POSTGIS_SQL = "SELECT count(*) AS n FROM demo.airports AS a WHERE ST_X(a.geom) <
 
 
 def _result(n: int) -> QueryResult:
-    return QueryResult((ResultColumn("n", "int8"),), [(n,)], False, 100, "SELECT ...")
+    return QueryResult((ResultColumn("n", "int8"),), [(n,)], 100, "SELECT ...")
 
 
 def _case(expected, *, python: bool = False, cross: bool = False) -> BenchmarkCase:

@@ -21,6 +21,7 @@ from geoask.bench.evaluate.answer_types import extract_scalar
 from geoask.bench.evaluate.causes import tool_failure_cause
 from geoask.bench.evaluate.units import find_field, unit_factor
 from geoask.bench.evaluate.values import ids_exact
+from geoask.bench.metrics import routing_metrics
 from geoask.cases.model import BenchmarkCase, Category
 from geoask.records.execution_log import ExecutionLog, ModelCall, StageTiming, ToolTraceEntry
 from geoask.vocabulary.answers import AnswerType, FinalAnswer
@@ -474,6 +475,21 @@ WRONG = Verdict(False, "x", "value")
 ])
 def test_root_cause(verdict, log, evidence, cause):
     assert root_cause(SCALAR_COUNT, verdict, log, evidence) is cause
+
+
+CRS_STOP = (("guard", "ok", "pts"), ("executor", "ok", "pts: 3 rows"),
+            ("export", "error", "crs: pts.geom has SRID 0 and no declared CRS"))
+
+
+def test_a_run_stopped_by_an_unknown_crs_is_a_crs_error_not_a_routing_miss():
+    case = make_case("scalar", {"value_field": "r", "unit": "ratio"}, 0.5, requires_sandbox=True,
+                     category=Category.AGGREGATION.value)
+    log = log_of(outcome="failed", tools=CRS_STOP)  # never reached the Python step
+    assert root_cause(case, Verdict(False, "x", "missing"), log) is RootCause.CRS
+    crs_run = score_case(case, None, log)
+    routed_run = score_case(case, None, log_of(outcome="failed"))
+    assert crs_run.root_cause == "crs" and routed_run.root_cause == "planning_routing"
+    assert routing_metrics([crs_run, routed_run]).fn == 1  # only the real routing miss
 
 
 def test_wrong_number_after_python_is_computation():

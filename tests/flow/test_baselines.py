@@ -158,3 +158,26 @@ def test_react_sql_tool_goes_through_the_guard_executor_and_export(
     trace = [(e.tool, e.status) for e in tools.recorder.log.tool_trace]
     assert ("executor", "ok") in trace and ("export", "ok") in trace
     assert ("guard", "rejected") in trace
+
+
+def test_react_sql_tool_refuses_a_result_past_the_row_cap(
+        database, schema_retriever, catalog, flow_settings, tmp_path) -> None:
+    """REACT never sees a cut result (PLAN_EXECUTE runs the SQL task, as FULL does)."""
+    from geoask.records.execution_log import ExecutionRecorder
+    from geoask.records.run_artifacts import RunArtifacts
+    from geoask.run.react import ReactToolbox
+    from geoask.sql.context import GuardContext
+
+    tools = ReactToolbox(
+        question="q", catalog=catalog, schema=schema_retriever,
+        sql_runner=PostgresSqlRunner(database.reader_url),
+        guard=GuardContext.from_settings(flow_settings.model_copy(update={"sql_row_cap": 10}),
+                                         catalog=catalog),
+        session=FakeSandbox().open_session(), store=RunArtifacts(str(tmp_path), "run"),
+        recorder=ExecutionRecorder("run", "q", "REACT"))
+    tools.inspect(["airports"])
+    refused = tools.run_sql("all_airports", "SELECT iata FROM demo.airports")
+    assert refused.startswith("ERROR (database:result_too_large)")
+    assert "more than 10 rows" in refused and "bounding-box" in refused
+    assert "all_airports" not in tools.results
+    assert not list(tmp_path.rglob("all_airports.*"))  # nothing exported

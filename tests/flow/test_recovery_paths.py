@@ -86,6 +86,48 @@ def test_revise_after_an_sql_error(make_services, reader):
     assert "undefined_column" not in sql_prompts[0]
 
 
+def test_a_result_past_the_row_cap_is_revised_never_answered_from(make_services, reader):
+    """A result with more rows than the cap is a step failure with advice, not a cut sample."""
+    def count(records):
+        return {"value": records[0]["n"], "unit": "count"}, "States in the table."
+
+    scripted = ScriptedModel({
+        "intent": [intent("states", OperationIntent.AGGREGATE)],
+        "planner": [sql_plan("count the states", AnswerType.SCALAR, ["n"])],
+        "sql": [draft(("states", "SELECT state_abbr FROM demo.us_states")),
+                draft(("states", "SELECT count(*) AS n FROM demo.us_states"))],
+        "reviewer": [accept()], "answer": [answer_from(AnswerType.SCALAR, count)],
+    })
+    result = answer_question("How many states are in the table?",
+                             services=make_services(scripted, sql_row_cap=10))
+    assert result.status == "answered", result.message
+    assert result.transitions == ["revise", "continue", "continue"]
+    assert result.answer.data_payload["value"] == reader.execute(
+        "SELECT count(*) FROM demo.us_states").fetchone()[0]
+    retry_prompt = [c.prompt for c in scripted.calls if c.role == "sql"][1]
+    assert "result_too_large" in retry_prompt and "more than 10 rows" in retry_prompt
+
+
+def test_an_unknown_crs_ends_the_run_with_its_reason_not_a_crash(make_services):
+    """SRID 0 outside lon/lat range, none declared: no rewrite helps, so no retry; one reason."""
+    plan = sql_python_plan("export the points", "measure the points", AnswerType.SCALAR,
+                           ["n"], geometry=True, granularity="point",
+                           category="spatial_geometry")
+    planar = ("SELECT 1 AS id, ST_SetSRID(ST_MakePoint(500000, 4000000), 0) AS geom")
+    scripted = ScriptedModel({
+        "intent": [intent("points", OperationIntent.AGGREGATE)], "planner": [plan],
+        "sql": [draft(("pts", planar))],
+    })
+    services = make_services(scripted, variant=Variant.POSTGIS)
+    result = answer_question("How far apart are the points?", services=services)
+    assert result.status == "failed"
+    assert result.transitions == ["terminate"]
+    assert "SRID 0" in result.message and "pts" in result.message
+    trace = [(e.tool, e.status, e.detail[:4]) for e in services.recorder.log.tool_trace]
+    assert ("export", "error", "crs:") in trace
+    assert [c.role for c in scripted.calls].count("sql") == 1  # no blind retry
+
+
 REPAIR_QUESTION = "Which three incident categories were most frequent in New Haven?"
 CATEGORY_SCRIPT = '''import json
 

@@ -88,7 +88,8 @@ def test_the_answer_is_drawn_prominently_over_the_muted_context_and_zoomed_to(tm
     plain = answer_features.layer_styles(AnswerFeatures(None, features.context))
     assert [(s.colour, s.answer) for _, s in plain] == [(answer_features.LAYER_COLOURS[0], False)]
     wide = answer_map.map_view(AnswerFeatures(None, features.context).bounds())
-    assert wide.crs == "EPSG:3857"  # 39 degrees wide: all airports, not the answer
+    assert wide.crs == "EPSG:5070"  # 39 degrees wide (7 UTM zones) in the US: Conus Albers
+    assert 0.99 < wide.units_per_metre < 1.01  # its scale at 33 N, between its standard parallels
 
 
 def test_draw_answer_maps_writes_png_and_html_and_their_markdown(tmp_path: Path):
@@ -192,3 +193,22 @@ def test_publish_draws_zones_over_a_raster_and_a_raster_alone(tmp_path: Path):
     # the grid warped to EPSG:3857 covers the raster's extent to within a pixel (1/120 degree)
     assert [west, south, east, north] == pytest.approx([5.7417, 49.4417, 6.5333, 50.1917],
                                                        abs=1 / 120)
+
+
+@pytest.mark.parametrize(("bounds", "crs"), [
+    ((-79.0, 35.5, -78.2, 36.1), "EPSG:32617"),  # a county: its UTM zone
+    ((-120.0, 30.0, -81.0, 36.0), "EPSG:5070"),  # several zones in the US: Conus Albers
+    ((-10.0, 36.0, 30.0, 70.0), "EPSG:3035"),  # Europe: LAEA Europe
+    ((-179.0, -80.0, 179.0, 80.0), "EPSG:8857"),  # the world: Equal Earth
+])
+def test_the_scale_bar_matches_ground_metres_at_the_centre_of_the_map_crs(bounds, crs):
+    from pyproj import Geod, Transformer
+
+    view = answer_map.map_view(bounds)
+    assert view.crs == crs
+    lon, lat = (bounds[0] + bounds[2]) / 2, (bounds[1] + bounds[3]) / 2
+    east_lon, east_lat, _ = Geod(ellps="WGS84").fwd(lon, lat, 90.0, 1000.0)
+    to_map = Transformer.from_crs(4326, crs, always_xy=True)
+    (x0, x1), (y0, y1) = to_map.transform([lon, east_lon], [lat, east_lat])
+    map_units = ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5
+    assert map_units / 1000.0 == pytest.approx(view.units_per_metre, rel=2e-3)

@@ -13,7 +13,7 @@ from geoask.sql.executor import QueryResult, ResultColumn
 def _result(*geometries) -> QueryResult:
     return QueryResult((ResultColumn("id", "integer"),
                         ResultColumn("geom", "geometry", True, "s.t.geom")),
-                       [(i, g) for i, g in enumerate(geometries)], False, 100, "SELECT ...")
+                       [(i, g) for i, g in enumerate(geometries)], 100, "SELECT ...")
 
 
 def _at(x: float, y: float, srid: int):
@@ -36,9 +36,21 @@ def test_metric_crs_is_native_when_projected_in_metres_or_feet(srid, x, y, metri
     assert reprojected.rows[1][1] is None
 
 
-def test_beyond_utm_latitudes_there_is_no_metric_crs_and_geod_is_named():
+def test_beyond_utm_latitudes_the_metric_crs_is_global_equal_area_and_geod_is_named():
     _, (native,) = reproject_result(_result(_at(10.0, 89.5, 4326)))
-    assert native.metric_crs is None and "pyproj.Geod" in native.to_text()
+    assert native.metric_crs == "EPSG:8857" and "beyond UTM's -80 to 84" in native.metric_basis
+    assert "areas: to_crs(\"EPSG:8857\")" in native.to_text()
+    assert "distances: geodesic (pyproj.Geod)" in native.to_text()
+
+
+def test_an_extent_over_several_utm_zones_records_equal_area_for_areas_geodesic_distances():
+    _, (native,) = reproject_result(_result(_at(-124.0, 25.0, 4326), _at(-67.5, 49.0, 4326)))
+    assert (native.metric_crs, native.metric_crs_name) == ("EPSG:5070", "NAD83 / Conus Albers")
+    assert native.metric_basis == ("extent spans 10 UTM zones: equal-area EPSG:5070 for areas; "
+                                   "distances: geodesic (pyproj.Geod)")
+    assert native.to_text().endswith(
+        '; areas: to_crs("EPSG:5070") (NAD83 / Conus Albers; metre; extent spans 10 UTM zones: '
+        'equal-area EPSG:5070 for areas; distances: geodesic (pyproj.Geod))')
 
 
 def test_an_srid_pyproj_does_not_know_is_refused_clearly():
@@ -60,13 +72,13 @@ def test_utm_zone_arithmetic_agrees_with_projs_database():
     from pyproj.aoi import AreaOfInterest
     from pyproj.database import query_utm_crs_info
 
-    from geoask.sql import crs
+    from geoask.sql import crs, metric_crs
 
-    assert doctest.testmod(crs).failed == 0
+    assert doctest.testmod(crs).failed == 0 and doctest.testmod(metric_crs).failed == 0
     rng = random.Random(15)
     for _ in range(60):
         lon, lat = rng.uniform(-179.9, 179.9), rng.uniform(-79.9, 83.9)
         found = query_utm_crs_info(datum_name="WGS 84",
                                    area_of_interest=AreaOfInterest(lon, lat, lon, lat))
-        assert crs.utm_epsg(lon, lat) in {int(info.code) for info in found}, (lon, lat)
-    assert crs.utm_epsg(10.0, 84.5) is None and crs.utm_epsg(10.0, -80.5) is None
+        assert metric_crs.utm_epsg(lon, lat) in {int(info.code) for info in found}, (lon, lat)
+    assert metric_crs.utm_epsg(10.0, 84.5) is None and metric_crs.utm_epsg(10.0, -80.5) is None

@@ -33,15 +33,17 @@ def test_result_rows_types_and_geometry(runner):
     assert [c.name for c in result.columns] == ["iata", "geom"]
     assert [c.is_geometry for c in result.columns] == [False, True]
     assert result.columns[1].type_name == "geometry"
-    assert result.row_count > 2 and not result.truncated
+    assert result.row_count > 2
     assert all(shapely.get_srid(row[1]) == 4326 for row in result.rows)
 
 
-def test_row_cap_truncation_is_reported(runner):
-    capped = runner.run(check_sql("SELECT iata FROM demo.airports", GuardContext(row_cap=2)))
-    assert capped.row_count == 2 and capped.truncated and capped.row_cap == 2
+def test_a_result_past_the_row_cap_is_refused_never_cut(runner):
+    with pytest.raises(QueryExecutionError) as caught:
+        runner.run(check_sql("SELECT iata FROM demo.airports", GuardContext(row_cap=2)))
+    assert caught.value.kind == "result_too_large"
+    assert "more than 2 rows" in str(caught.value) and "bounding-box" in str(caught.value)
     exact = runner.run(check_sql("SELECT iata FROM demo.airports LIMIT 2", GuardContext(row_cap=2)))
-    assert exact.row_count == 2 and not exact.truncated
+    assert exact.row_count == 2 and exact.row_cap == 2
 
 
 @pytest.mark.parametrize(
@@ -184,5 +186,9 @@ def test_every_allowed_fixture_runs_on_the_demo_database(reader_url, case):
     # The most permissive policy the file names; a small cap keeps heavy queries short.
     context = GuardContext(policy=case.policies[-1], contract=case.contract, row_cap=5)
     runner = PostgresSqlRunner(reader_url, statement_timeout_s=20)
-    result = runner.run(check_sql(case.sql, context))
-    assert result.row_count <= 5
+    try:
+        result = runner.run(check_sql(case.sql, context))
+    except QueryExecutionError as error:  # it ran and returned more rows than the cap
+        assert error.kind == "result_too_large", error
+    else:
+        assert result.row_count <= 5

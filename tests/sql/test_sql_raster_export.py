@@ -30,7 +30,7 @@ def _result(values: list[object], type_name: str = "raster") -> QueryResult:
     return QueryResult(
         columns=(ResultColumn("rid", "integer"), ResultColumn("rast", type_name)),
         rows=[(i, v) for i, v in enumerate(values, start=1)],
-        truncated=False, row_cap=100, executed_sql="SELECT rid, rast FROM t")
+        row_cap=100, executed_sql="SELECT rid, rast FROM t")
 
 
 def test_wkb_round_trip_keeps_pixels_georeference_and_nodata():
@@ -121,7 +121,7 @@ def test_export_refuses_two_raster_columns_and_writes_nothing(tmp_path):
     hexed = to_wkb(_grid()).hex()
     result = QueryResult(
         columns=(ResultColumn("a", "raster"), ResultColumn("b", "raster")),
-        rows=[(hexed, hexed)], truncated=False, row_cap=10, executed_sql="SELECT a, b")
+        rows=[(hexed, hexed)], row_cap=10, executed_sql="SELECT a, b")
     with pytest.raises(ArtifactWriteError, match="2 raster columns"):
         export_result(result, str(tmp_path), name="two")
     assert list(tmp_path.iterdir()) == []
@@ -141,11 +141,11 @@ def test_preview_names_the_catalog_bands_of_a_raster_read_straight_from_its_tabl
     hexed = [to_wkb(t).hex() for t in tile_raster(read_geotiff(DEM), 25)]
     straight = QueryResult(
         columns=(ResultColumn("rast", "raster", source="demo.lux_elevation.rast"),),
-        rows=[(h,) for h in hexed], truncated=False, row_cap=100, executed_sql="SELECT rast")
+        rows=[(h,) for h in hexed], row_cap=100, executed_sql="SELECT rast")
     text = export_result(straight, str(tmp_path), name="a", raster_bands=bands).preview.to_text()
     assert "bands: 1 elevation (m): Elevation above sea level" in text
     clipped = QueryResult(columns=(ResultColumn("rast", "raster"),), rows=[(h,) for h in hexed],
-                          truncated=False, row_cap=100, executed_sql="SELECT ST_Clip(...)")
+                          row_cap=100, executed_sql="SELECT ST_Clip(...)")
     text = export_result(clipped, str(tmp_path), name="b", raster_bands=bands).preview.to_text()
     assert "bands:" not in text  # a computed raster has no table column to describe it
 

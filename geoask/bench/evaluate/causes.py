@@ -24,6 +24,9 @@ class RootCause(StrEnum):
     ARTIFACT_SPATIAL = "artifact_spatial_semantics"
     COMPUTATION = "computation"
     ANSWER_PROJECTION = "answer_projection"
+    CRS = "crs"
+    """The data's CRS is unknown or unusable (SRID 0 undeclared, an SRID pyproj cannot build):
+    a fact the catalog or database must state, not a routing or SQL error."""
     INFRASTRUCTURE = "infrastructure"
     """Not the pipeline's fault: the database, model endpoint, sandbox or Prefect API failed."""
 
@@ -56,6 +59,8 @@ def tool_failure_cause(tool: str, detail: str) -> RootCause:
     'schema_grounding'
     >>> tool_failure_cause("sandbox", "missing_field: KeyError 'pop'").value
     'artifact_spatial_semantics'
+    >>> tool_failure_cause("export", "crs: geom has SRID 0 and no declared CRS").value
+    'crs'
     """
     if tool == "executor":
         if detail.startswith(("undefined_column", "undefined_table")):
@@ -68,7 +73,7 @@ def tool_failure_cause(tool: str, detail: str) -> RootCause:
         return (RootCause.ARTIFACT_SPATIAL if detail.startswith(_ARTIFACT_SANDBOX_KINDS)
                 else RootCause.COMPUTATION)
     if tool == "export":
-        return RootCause.ARTIFACT_SPATIAL
+        return RootCause.CRS if detail.startswith("crs:") else RootCause.ARTIFACT_SPATIAL
     if tool in ("retriever", "inspect"):  # inspect: the REACT agent's schema inspection
         return RootCause.SCHEMA_GROUNDING
     return RootCause.ANSWER_PROJECTION
@@ -119,7 +124,8 @@ def root_cause(
     A run that ended on an infrastructure failure (``infrastructure``: the database, model
     endpoint, sandbox or Prefect API failed; ``geoask.models.retry.is_infrastructure_failure``)
     is blamed on that. Else in trace order: an answerable question rejected as out of scope
-    is an intent error; a run that chose the wrong channel (sandbox or not) is a
+    is an intent error; a run stopped by a CRS the data does not state is a CRS error; a run
+    that chose the wrong channel (sandbox or not) is a
     planning/routing error; a run without an answer is blamed on its last failure; a wrong
     answer whose evidence was right (``evidence_matches``, when the caller could check it) is
     an answer-projection error; otherwise :func:`wrong_answer_cause`.
@@ -132,6 +138,8 @@ def root_cause(
         return None if verdict.kind == "missing" else wrong_answer_cause(verdict, None)
     if log.outcome == "rejected":
         return RootCause.INTENT
+    if any(e.tool == "export" and e.detail.startswith("crs:") for e in log.tool_trace):
+        return RootCause.CRS  # the run could not get past the data's CRS, whatever its route
     if routed_to_sandbox(log) != case.requires_sandbox:
         return RootCause.PLANNING_ROUTING
     if verdict.kind == "missing":
