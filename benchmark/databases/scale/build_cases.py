@@ -14,6 +14,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 import yaml
 
@@ -133,54 +134,60 @@ MIDDLE_ROW = rg.DISTRICT_NAMES[4:8]
 SOUTH_ROW = rg.DISTRICT_NAMES[8:12]
 
 
+NEAR: Final = [
+    ("RDU", "pharmacy", 10),
+    ("CLT", "school", 5),
+    ("GSO", "bank", 8),
+    ("ILM", "restaurant", 3),
+    ("AVL", "gas_station", 15),
+    ("OAJ", "place_of_worship", 12),
+    ("RDU", "hospital", 25),
+    ("CLT", "library", 20),
+]
+"""near_count cases: airport, category, km."""
+RANKED: Final = [
+    ("RDU", "pharmacy", 5, 0.25),
+    ("CLT", "hospital", 3, 0.6),
+    ("AVL", "school", 5, 0.6),
+    ("ILM", "fire_station", 3, 0.6),
+    ("GSO", "museum", 1, 0.6),
+    ("OAJ", "post_office", 3, 0.6),
+]
+"""nearest cases: airport, category, k, screen half-width in degrees."""
+PARCEL_DISTRICTS: Final = ["Triangle", "Albemarle", "Cape Fear", "Triad"]
+"""parcel_area cases: district."""
+ROADS: Final = [
+    ("Triangle", "residential"),
+    ("Metrolina", "primary"),
+    ("Coastal Plain", "interstate"),
+    ("Blue Ridge", "secondary"),
+    ("Triad", "residential"),
+]
+"""road_length cases: district, road class."""
+COUNTS: Final = [
+    ("Triangle", ["hospital", "museum", "police_station"]),
+    ("Cape Fear", ["fire_station", "library", "post_office"]),
+    ("High Country", ["bank", "pharmacy", "school"]),
+]
+"""district_counts cases: district, categories."""
+TOPS: Final = [
+    ("hospital", 3, NORTH_ROW),
+    ("museum", 3, MIDDLE_ROW),
+    ("fire_station", 2, SOUTH_ROW),
+    ("library", 2, NORTH_ROW),
+]
+"""top_districts cases: category, how many, the districts ranked."""
+
+
 def _makers() -> list[Maker]:
-    """One maker per case, in case-number order."""
-    near = [
-        ("RDU", "pharmacy", 10),
-        ("CLT", "school", 5),
-        ("GSO", "bank", 8),
-        ("ILM", "restaurant", 3),
-        ("AVL", "gas_station", 15),
-        ("OAJ", "place_of_worship", 12),
-        ("RDU", "hospital", 25),
-        ("CLT", "library", 20),
-    ]
-    ranked = [
-        ("RDU", "pharmacy", 5, 0.25),
-        ("CLT", "hospital", 3, 0.6),
-        ("AVL", "school", 5, 0.6),
-        ("ILM", "fire_station", 3, 0.6),
-        ("GSO", "museum", 1, 0.6),
-        ("OAJ", "post_office", 3, 0.6),
-    ]
-    roads = [
-        ("Triangle", "residential"),
-        ("Metrolina", "primary"),
-        ("Coastal Plain", "interstate"),
-        ("Blue Ridge", "secondary"),
-        ("Triad", "residential"),
-    ]
-    counts = [
-        ("Triangle", ["hospital", "museum", "police_station"]),
-        ("Cape Fear", ["fire_station", "library", "post_office"]),
-        ("High Country", ["bank", "pharmacy", "school"]),
-    ]
-    tops = [
-        ("hospital", 3, NORTH_ROW),
-        ("museum", 3, MIDDLE_ROW),
-        ("fire_station", 2, SOUTH_ROW),
-        ("library", 2, NORTH_ROW),
-    ]
+    """One maker per case, in case-number order (the parameter lists above, in order)."""
     return [
-        *[lambda i, a=a, c=c, k=k: near_count(i, a, c, k) for a, c, k in near],
-        *[lambda i, a=a, c=c, k=k, g=g: nearest(i, a, c, k, g) for a, c, k, g in ranked],
-        *[
-            lambda i, d=d: parcel_area(i, d)
-            for d in ["Triangle", "Albemarle", "Cape Fear", "Triad"]
-        ],
-        *[lambda i, d=d, c=c: road_length(i, d, c) for d, c in roads],
-        *[lambda i, d=d, c=c: district_counts(i, d, c) for d, c in counts],
-        *[lambda i, c=c, k=k, n=n: top_districts(i, c, k, n) for c, k, n in tops],
+        *[lambda i, a=a, c=c, k=k: near_count(i, a, c, k) for a, c, k in NEAR],
+        *[lambda i, a=a, c=c, k=k, g=g: nearest(i, a, c, k, g) for a, c, k, g in RANKED],
+        *[lambda i, d=d: parcel_area(i, d) for d in PARCEL_DISTRICTS],
+        *[lambda i, d=d, c=c: road_length(i, d, c) for d, c in ROADS],
+        *[lambda i, d=d, c=c: district_counts(i, d, c) for d, c in COUNTS],
+        *[lambda i, c=c, k=k, n=n: top_districts(i, c, k, n) for c, k, n in TOPS],
     ]
 
 

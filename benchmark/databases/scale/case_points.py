@@ -35,7 +35,7 @@ def near_count(cid: str, code: str, cat: str, km: int) -> dict:
     check = (
         f"SELECT count(*) AS poi_count FROM scale.poi p, scale.airports a WHERE a.code = '{code}' "
         f"AND p.category = '{cat}' "
-        f"AND ST_DWithin(p.geom::geography, a.geom::geography, {km * 1000}, false)"
+        f"AND ST_DWithin(p.geom::geography, a.geom::geography, {km * 1000}, true)"
     )
     return cp.case(
         cid,
@@ -45,7 +45,11 @@ def near_count(cid: str, code: str, cat: str, km: int) -> dict:
         steps,
         {"answer_type": "scalar", "projection": {"value_field": "poi_count", "unit": "count"}},
         {"abs": 0},
-        ("PostGIS ST_DWithin on geography (sphere off: ellipsoid).", "near_postgis", check),
+        (
+            "PostGIS ST_DWithin on geography (use_spheroid true: the WGS 84 ellipsoid).",
+            "near_postgis",
+            check,
+        ),
     )
 
 
