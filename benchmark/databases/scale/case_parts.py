@@ -6,6 +6,7 @@ area in Python) and a PostGIS cross-check computing the same answer with exact p
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -52,9 +53,11 @@ def district_box(names: list[str], srid: int, pad: float) -> str:
         [x0, x0, x1, x1], [y0, y1, y0, y1]
     )
     digits = 4 if srid == rg.POI_SRID else 0
-    low = [round(min(xs) - pad, digits), round(min(ys) - pad, digits)]
-    high = [round(max(xs) + pad, digits), round(max(ys) + pad, digits)]
-    return f"ST_MakeEnvelope({low[0]:g}, {low[1]:g}, {high[0]:g}, {high[1]:g}, {srid})"
+    scale = 10**digits
+    low = [math.floor((min(v) - pad) * scale) / scale for v in (xs, ys)]
+    high = [math.ceil((max(v) + pad) * scale) / scale for v in (xs, ys)]
+    x0s, y0s, x1s, y1s = (f"{v:.{digits}f}" for v in (*low, *high))
+    return f"ST_MakeEnvelope({x0s}, {y0s}, {x1s}, {y1s}, {srid})"
 
 
 def sql_step(name: str, objective: str, sql: str) -> dict:

@@ -137,7 +137,7 @@ def computations() -> list[Callable[[Files], object]]:
 
 
 def close(got: object, expected: object, tolerance: dict) -> bool:
-    """Whether ``got`` equals ``expected`` (numbers within the tolerance, same keys/order)."""
+    """Whether ``got`` equals ``expected``: numbers within the tolerance, ids exact, same order."""
     if isinstance(expected, int | float) and not isinstance(expected, bool):
         if not isinstance(got, int | float):
             return False
@@ -153,7 +153,10 @@ def close(got: object, expected: object, tolerance: dict) -> bool:
         return (
             isinstance(got, dict)
             and set(got) == set(expected)
-            and all(close(got[k], v, tolerance) for k, v in expected.items())
+            and all(
+                got[k] == v if k == "id" else close(got[k], v, tolerance)
+                for k, v in expected.items()
+            )
         )
     return got == expected
 
