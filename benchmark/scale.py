@@ -37,7 +37,7 @@ import psycopg
 import yaml
 
 from geoask.cases.loader import load_cases, run_target
-from geoask.cases.model import BenchmarkCase
+from geoask.cases.model import BenchmarkCase, SqlStep
 from geoask.cases.runner import ProgramFailedError, ProgramRunner
 from geoask.db.urls import reader_url_for_database
 from geoask.run.composition import program_runner, settings_for_target
@@ -117,7 +117,8 @@ def _loaded(database: str) -> bool:
     try:
         url = reader_url_for_database(get_settings(), database)
         with psycopg.connect(url, connect_timeout=5) as conn:
-            return conn.execute("SELECT to_regclass('scale.poi') IS NOT NULL").fetchone()[0]
+            row = conn.execute("SELECT to_regclass('scale.poi') IS NOT NULL").fetchone()
+            return bool(row and row[0])
     except psycopg.Error:
         return False
 
@@ -169,7 +170,9 @@ def _program(
 
 def _bare(url: str, case: BenchmarkCase) -> Measure:
     assert case.cross_check is not None
-    sql = case.cross_check.program.steps[0].statements[0].sql
+    step = case.cross_check.program.steps[0]
+    assert isinstance(step, SqlStep)
+    sql = step.statements[0].sql
     started = time.perf_counter()
     with psycopg.connect(url) as conn:
         rows = conn.execute(sql).fetchall()
@@ -182,7 +185,7 @@ def measure_size(size: int, database: str, full_policy: str, scratch: Path) -> l
     settings = settings_for_target(get_settings(), run_target(loaded))
     base = program_runner(settings)
     sandbox = PeakSandbox(base.sandbox)
-    runner = ProgramRunner(base.sql_runner, sandbox, base.guard)  # type: ignore[arg-type]
+    runner = ProgramRunner(base.sql_runner, sandbox, base.guard)
     url = reader_url_for_database(get_settings(), database)
     rows = []
     for item in loaded:
