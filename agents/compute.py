@@ -96,6 +96,8 @@ network, over the input files (previews given) that the listed SQL exported.
   lon/lat with pyproj.Geod(ellps="WGS84") (inv, geometry_length) and buffer each feature in
   its estimate_utm_crs(). The intent's distance is in metres; name the CRS in method.
   make_valid geometries before overlays.
+- Rows an SQL bounding-box screen (&&) selected are a superset (filter-refine): apply the
+  exact distance or predicate before counting, ranking or reporting them.
 - A GeoTIFF input keeps the raster's own CRS (its preview's "raster:" line gives bands, CRS,
   pixel size, nodata and extent; the schema gives band meanings and units): mask nodata
   (read(masked=True)), reproject vector zones to_crs() the raster's CRS before

@@ -82,7 +82,8 @@ answer the question.
 NO_PYTHON_RULE = "no python steps"
 POLICY_RULES: dict[SpatialPolicy, str] = {
     SpatialPolicy.SEPARATED: "keep spatial computation out of SQL: select geometry, compute in "
-                             "Python",
+                             "Python; filter-refine: SQL may screen rows with a bounding box "
+                             "(&& with a conservative margin), Python then refines exactly",
     SpatialPolicy.POSTGIS: "PostGIS functions may be used in SQL",
 }
 

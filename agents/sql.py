@@ -80,7 +80,15 @@ named after it, for later Python steps and the answer.
 # The rule of each spatial policy, sent with it.
 POLICY_RULES: dict[SpatialPolicy, str] = {
     SpatialPolicy.SEPARATED: ("no ST_* functions, geometry operators or geography casts; select "
-                              "geometry as is, Python computes with it; a raster column is "
+                              "geometry as is, Python computes with it. One exception, a "
+                              "bounding-box screen (filter-refine) as a WHERE or JOIN ON "
+                              "conjunct: geom && ST_Expand(ST_SetSRID(ST_MakePoint(lon, lat), "
+                              "4326), deg), geom && ST_MakeEnvelope(xmin, ymin, xmax, ymax, "
+                              "4326), geom && ST_Expand((SELECT geom FROM t WHERE key = 'k'), "
+                              "deg), or a.geom && b.geom in JOIN ON; margin in the column's "
+                              "SRID units with room to spare (for 4326, deg = metres / 111320 "
+                              "/ cos(lat) * 1.5); select the screened geometry columns and "
+                              "aggregate nothing: Python refines exactly. A raster column is "
                               "selected as is or cut with ST_Clip(rast, geom) (exported as one "
                               "GeoTIFF), never summarised in SQL"),
     SpatialPolicy.POSTGIS: ("PostGIS functions allowed; distances and areas in metres "

@@ -17,7 +17,7 @@ from geoask.bench.metrics import summarize
 from geoask.bench.report import render_markdown, table_rows, write_report
 from geoask.bench.runs import RunKey, read_run, score_run
 from geoask.cases.model import BenchmarkCase
-from geoask.records.run_artifacts import publish_markdown, publish_table
+from geoask.records.run_artifacts import Markdown, publish_markdown, publish_table
 from geoask.settings import get_settings
 from tasks.options import TASK
 
@@ -43,5 +43,7 @@ def report_benchmark(cases: list[BenchmarkCase], keys: list[RunKey], out_dir: st
     files = write_report(report, folder)
     markdown = render_markdown(report)
     publish_table("benchmark-report", table_rows(report), f"benchmark of model {meta['model']}")
-    publish_markdown("benchmark-summary", markdown, f"benchmark report ({folder})")
+    # the report's own text: metrics, case ids, categories of geoask's case files (no model
+    # or database text); shown as written
+    publish_markdown("benchmark-summary", Markdown(markdown), f"benchmark report ({folder})")
     return {**report.to_dict(), "markdown": markdown, "files": dataclasses.asdict(files)}

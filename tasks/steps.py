@@ -28,8 +28,10 @@ from geoask.errors import CrsError, GeoaskError, QueryExecutionError, QueryRejec
 from geoask.models.retry import is_infrastructure_failure
 from geoask.records.artifact_registry import RegistryEntry
 from geoask.records.run_artifacts import (
+    Markdown,
     artifact_key,
     code_block,
+    code_span,
     markdown_table,
     publish_markdown,
 )
@@ -157,8 +159,8 @@ def run_python_step(
                           services.sandbox,
                           on_event=functools.partial(services.recorder.tool, step_id))
         _save_outcome(services, step_id, run.outcome,
-                      f"# {step_id} script (attempt {attempt})\n\n{output.method}\n\n"
-                      + code_block(output.script, "python"))
+                      Markdown("# {} script (attempt {})\n\n{}\n\n{}").format(
+                          step_id, attempt, output.method, code_block(output.script, "python")))
         if run.failure is not None:
             missing = run.outcome.missing_fields
             kind = "missing_field" if missing else "sandbox"
@@ -238,15 +240,16 @@ def _execute_draft(
     text = "\n\n".join(f"-- {s.name}: {s.purpose}\n{s.sql.rstrip().rstrip(';')};"
                        for s in draft.statements)
     services.store.write_text(f"{step_id}/attempt-{attempt}.sql", text)
-    sections = [f"# {step_id} SQL (attempt {attempt})", code_block(text, "sql")]
+    sections = [Markdown("# {} SQL (attempt {})").format(step_id, attempt),
+                code_block(text, "sql")]
     try:  # one artifact per attempt: the SQL, then each export (file, preview) or the error
         return _run_statements(services, step_id, draft, context, text, sections)
     finally:
-        publish_markdown(artifact_key(step_id, "sql"), "\n\n".join(sections))
+        publish_markdown(artifact_key(step_id, "sql"), Markdown("\n\n").join(sections))
 
 
 def _run_statements(services: QuestionServices, step_id: str, draft: SqlDraft,
-                    context: GuardContext, text: str, sections: list[str]) -> StepResult:
+                    context: GuardContext, text: str, sections: list[Markdown]) -> StepResult:
     """Run and export the draft's statements in order; describe each in ``sections``."""
     record = functools.partial(services.recorder.tool, step_id)
     artifacts: list[ArtifactRef] = []
@@ -258,13 +261,16 @@ def _run_statements(services: QuestionServices, step_id: str, draft: SqlDraft,
                                 preview_rows=services.settings.sql_preview_rows,
                                 on_event=record)
         except QueryRejectedError as error:
-            sections.append(f"**{statement.name}** refused by the guard: {error}")
+            sections.append(Markdown("**{}** refused by the guard: {}").format(statement.name,
+                                                                                error))
             return _failed("guard", f"{statement.name}: {error}", attempted=text)
         except QueryExecutionError as error:
-            sections.append(f"**{statement.name}** failed in the database: {error}")
+            sections.append(Markdown("**{}** failed in the database: {}").format(statement.name,
+                                                                                  error))
             return _failed("database", f"{statement.name}: {error}", attempted=text)
         except CrsError as error:  # a fact about the data: no rewrite of the SQL changes it
-            sections.append(f"**{statement.name}** has no usable CRS: {error}")
+            sections.append(Markdown("**{}** has no usable CRS: {}").format(statement.name,
+                                                                             error))
             return _failed("crs", f"{statement.name}: {error}", attempted=text)
         exported = run.exported
         preview = exported.preview
@@ -276,8 +282,9 @@ def _run_statements(services: QuestionServices, step_id: str, draft: SqlDraft,
             fields=fields, row_count=preview.row_count, preview=preview.to_text(),
             sql=statement.sql))
         executed.append(statement.sql)
-        sections.append(f"## {statement.name}: {preview.row_count} rows\n\nfile: "
-                        f"`{exported.data_path}`\n\n{markdown_table(preview.first_rows)}")
+        sections.append(Markdown("## {}: {} rows\n\nfile: {}\n\n{}").format(
+            statement.name, preview.row_count, code_span(exported.data_path),
+            markdown_table(preview.first_rows)))
     services.store.write_text(f"{step_id}/statements.sql", text)
     summary = "; ".join(f"{a.name}: {a.row_count} rows" for a in artifacts)
     return StepResult(ok=True, artifacts=artifacts, summary=summary,
@@ -293,20 +300,21 @@ def _guard_context(services: QuestionServices, step: PlanStep) -> GuardContext:
 
 
 def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutcome,
-                  script: str) -> None:
+                  script: Markdown) -> None:
     """Save the run's stdout/stderr; publish ``<step>-script``: ``script`` and the run."""
     services.store.write_text(f"{step_id}/stdout.txt", outcome.stdout.text)
     services.store.write_text(f"{step_id}/stderr.txt", outcome.stderr.text)
     error = outcome.error.model_dump() if outcome.error else None
-    files = "".join(f"\n- `{file.uri}` ({file.name})" for file in outcome.artifacts)
+    files = Markdown("").join(Markdown("\n- {} ({})").format(code_span(file.uri), file.name)
+                              for file in outcome.artifacts)
     publish_markdown(
         artifact_key(step_id, "script"),
-        f"{script}\n\n## Sandbox run: {outcome.status}\n\nwall {outcome.wall_time_s:.2f} s, "
-        f"cpu {outcome.cpu_time_s:.2f} s, peak {outcome.peak_memory_mib:.0f} MiB\n\n"
-        f"error: {json.dumps(error)}\n\n### stdout (end)\n"
-        + code_block(outcome.stdout.text[-2000:]) + "\n\n### stderr\n"
-        + code_block(outcome.stderr.text[-2000:])
-        + (f"\n\n### files{files}" if files else ""),
+        Markdown("{}\n\n## Sandbox run: {}\n\nwall {:.2f} s, cpu {:.2f} s, peak {:.0f} MiB\n\n"
+                 "error: {}\n\n### stdout (end)\n{}\n\n### stderr\n{}{}").format(
+            script, outcome.status, outcome.wall_time_s, outcome.cpu_time_s,
+            outcome.peak_memory_mib, code_span(json.dumps(error)),
+            code_block(outcome.stdout.text[-2000:]), code_block(outcome.stderr.text[-2000:]),
+            Markdown("\n\n### files{}").format(files) if files else Markdown("")),
     )
 
 

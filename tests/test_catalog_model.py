@@ -219,3 +219,17 @@ def test_ddl_adds_raster_constraints_and_a_convex_hull_index():
     assert any("USING gist (ST_ConvexHull(\"rast\"))" in s for s in statements)
     assert any(s.startswith("SELECT AddRasterConstraints('demo'::name, 'landsat_etm'::name")
                for s in statements)
+
+
+@pytest.mark.parametrize(("loaded", "shown"), [
+    ([1, 10], "Range: 1 to 10."), ([0.5, 12.25], "Range: 0.5 to 12.25."),
+    (["1999-01-01", "2020-12-31"], "Range: 1999-01-01 to 2020-12-31."),
+])
+def test_a_range_keeps_the_type_of_its_values(loaded, shown):
+    """Integer ranges stay integers (catalog show printed 1.0 to 10.0)."""
+    from geoask.catalog.ddl import column_comment
+
+    column = Column.model_validate({"name": "n", "type": "integer", "range": loaded,
+                                    "description": "how many of them were counted"})
+    assert list(column.range) == loaded
+    assert shown in column_comment(column)

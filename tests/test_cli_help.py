@@ -48,3 +48,12 @@ def test_unknown_subcommand_is_a_usage_error():
     result = CliRunner().invoke(app, ["no-such-command"])
     assert result.exit_code == 2
     assert "No such command" in result.output
+
+
+def test_python_dash_m_geoask_is_the_geoask_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "geoask", "--help"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "Usage:" in done.stdout and "ask" in done.stdout

@@ -36,6 +36,18 @@ def test_quiet_console_raises_the_console_level_only():
             handler.setLevel(level)
 
 
+def test_quiet_console_by_default_shows_no_prefect_record_not_even_an_error():
+    handlers = list(_console_handlers())
+    before = [h.level for h in handlers]
+    try:
+        quiet_console()
+        record = _record_with_traceback()  # an ERROR of a failed run
+        assert not any(h.level <= record.levelno for h in _console_handlers())
+    finally:
+        for handler, level in zip(handlers, before, strict=True):
+            handler.setLevel(level)
+
+
 def test_one_line_logs_apply_when_prefect_is_imported_later():
     """Called before Prefect is imported (as geoask.app.cli.main does), it applies on import."""
     import subprocess

@@ -38,7 +38,7 @@ def test_data_and_user_input_show_as_typed_never_as_markup():
     markdown = run_summary_markdown(result, "Evil <img src=x>\n## Answer", "FULL")
     lines = markdown.splitlines()
     assert [line for line in lines if line.startswith("#")] == [
-        "# Evil \\<img src=x\\> ## Answer", "## Steps", "## Answer"]
+        "# Evil \\<img src=x\\> \\#\\# Answer", "## Steps", "## Answer"]
     evidence = next(line for line in lines if line.startswith("- Evil"))
     status = next(line for line in lines if line.startswith("**answered**"))
     for shown in (evidence, status.split("): ", 1)[1]):

@@ -110,8 +110,17 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-def quiet_console(level: int = logging.WARNING) -> None:
-    """Show only records at ``level`` or above on the terminal (e.g. during a benchmark)."""
+SILENT = logging.CRITICAL + 1
+"""A console level above every record: Prefect says nothing on the terminal."""
+
+
+def quiet_console(level: int = SILENT) -> None:
+    """Show only Prefect records at ``level`` or above on the terminal (default: none).
+
+    geoask reports every outcome itself (a failed question, a stopped server), so Prefect's own
+    lines - a task run's ``ERROR | Task run ... Failed``, an ``EventsWorker`` warning - only
+    repeat it; the run logs in the Prefect UI keep everything, and ``--verbose`` shows them.
+    """
     for handler in _console_handlers():
         handler.setLevel(level)
 

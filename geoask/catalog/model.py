@@ -140,7 +140,7 @@ class Column(_Strict):
     nullable: bool = True
     unit: str | None = None
     values: list[str | int] | None = Field(default=None, description="Allowed values, if few.")
-    range: tuple[float | str, float | str] | None = Field(
+    range: tuple[int | float | str, int | float | str] | None = Field(
         default=None, description="Inclusive [min, max] of the loaded data."
     )
     abbreviations: dict[str, str] = Field(default_factory=dict)

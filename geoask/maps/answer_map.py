@@ -41,6 +41,7 @@ from geoask.maps.answer_features import (
 )
 from geoask.maps.interactive_map import interactive_map_html
 from geoask.maps.raster_map import raster_backdrop, raster_bounds_wgs84, raster_urls
+from geoask.records.run_artifacts import Markdown, code_span
 from geoask.sql.metric_crs import metric_crs_for_extent
 
 if TYPE_CHECKING:
@@ -232,7 +233,7 @@ class AnswerMaps:
 
     png: str
     html: str
-    markdown: str
+    markdown: Markdown
 
 
 def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
@@ -273,8 +274,9 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
         return None
     encoded = base64.b64encode(png).decode("ascii")
     how = features.how or "the run's result features"
-    markdown = (f"## Map\n\n![answer map](data:image/png;base64,{encoded})\n\n{how}\n\n"
-                f"file: `{png_url}`; interactive map (works offline): `{html_url}`")
+    markdown = Markdown("## Map\n\n![answer map](data:image/png;base64,{})\n\n{}\n\n"
+                        "file: {}; interactive map (works offline): {}").format(
+        Markdown(encoded), how, code_span(png_url), code_span(html_url))
     return AnswerMaps(png=png_url, html=html_url, markdown=markdown)
 
 

@@ -219,13 +219,14 @@ def broken_rules(messages: Sequence[ModelMessage]) -> str | None:
 
 
 def _feedback_text(part: RetryPromptPart | ToolReturnPart) -> str:
-    if isinstance(part.content, str):
-        text = part.content
-    elif isinstance(part, RetryPromptPart):
+    content = part.content
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):  # a RetryPromptPart's validation errors
         text = "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}"
-                         for e in part.content)
+                         for e in content if isinstance(e, dict))
     else:
-        text = str(part.content)
+        text = str(content)
     return " ".join(text.split())
 
 

@@ -19,7 +19,7 @@ import logging
 import posixpath
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,7 +32,8 @@ from geoask.records.artifact_publisher import submit
 from geoask.sql.export import dumps_exact
 
 _KEY_CHARS = re.compile(r"[^a-z0-9-]+")
-_MARKDOWN_INLINE = re.compile(r"([\\`*_{}\[\]()<>!|~])")
+_MARKDOWN_INLINE = re.compile(r"([\\`*_{}\[\]()<>!|~#])")
+_LANGUAGE = re.compile(r"[^A-Za-z0-9_+-]")
 logger = logging.getLogger(__name__)
 
 
@@ -125,11 +126,56 @@ def artifact_key(*parts: str) -> str:
     return _KEY_CHARS.sub("-", "-".join(parts).lower()).strip("-")
 
 
-def publish_markdown(key: str, markdown: str, description: str = "") -> None:
-    """Queue a Prefect markdown artifact (:mod:`geoask.records.artifact_publisher`)."""
+class Markdown(str):
+    r"""Markdown whose markup geoask wrote; text joined into it is escaped unless it is Markdown.
+
+    The one escaping rule of the run pages: whatever a model, a user or a database wrote - a
+    question, an intent's target, a plan's objective, a value - enters a page through
+    :meth:`format`, :meth:`join` or ``+`` and is escaped there (:func:`markdown_text`: shown as
+    typed, no link, image, HTML or new line); a code block, span or table built here is
+    already ``Markdown`` and joins as is. :func:`publish_markdown` takes only ``Markdown``, so a
+    builder cannot hand the UI a plain string.
+
+    >>> Markdown("# {}").format("[x](javascript:1)")
+    '# \\[x\\]\\(javascript:1\\)'
+    >>> Markdown("\n").join([Markdown("**a**"), "<b>"])
+    '**a**\n\\<b\\>'
+    """
+
+    __slots__ = ()
+
+    def format(self, *args: object, **kwargs: object) -> Markdown:
+        """``str.format`` with every argument escaped unless it is Markdown (numbers kept)."""
+        return Markdown(str.format(self, *map(_safe, args),
+                                   **{name: _safe(value) for name, value in kwargs.items()}))
+
+    def join(self, parts: Iterable[object]) -> Markdown:
+        """``str.join`` with every part escaped unless it is Markdown."""
+        return Markdown(str.join(self, (str(_safe(part)) for part in parts)))
+
+    def __add__(self, other: str) -> Markdown:
+        """Concatenation; ``other`` escaped unless it is Markdown."""
+        return Markdown(str.__add__(self, str(_safe(other))))
+
+
+def _safe(value: object) -> object:
+    if isinstance(value, Markdown | bool | int | float):
+        return value
+    return markdown_text(value)
+
+
+def publish_markdown(key: str, markdown: Markdown, description: str = "") -> None:
+    """Queue a Prefect markdown artifact (:mod:`geoask.records.artifact_publisher`).
+
+    ``markdown`` is :class:`Markdown`: built so that model and database text is escaped.
+    """
     from prefect.artifacts import MarkdownArtifact
 
-    _publish(lambda: MarkdownArtifact(key=key, markdown=markdown, description=description))
+    if not isinstance(markdown, Markdown):
+        raise TypeError("publish_markdown takes Markdown (geoask.records.run_artifacts), so "
+                        "that model and database text is escaped")
+    _publish(lambda: MarkdownArtifact(key=key, markdown=str(markdown),
+                                      description=markdown_text(description)))
 
 
 def publish_table(key: str, rows: list[dict[str, Any]], description: str = "") -> None:
@@ -140,17 +186,17 @@ def publish_table(key: str, rows: list[dict[str, Any]], description: str = "") -
     _publish(lambda: TableArtifact(key=key, table=table, description=description))
 
 
-def code_block(text: str, language: str = "") -> str:
+def code_block(text: str, language: str = "") -> Markdown:
     r"""``text`` as a fenced markdown code block (its fence longer than any backtick run in it).
 
     >>> code_block("a ```` b")
     '`````\na ```` b\n`````'
     """
     fence = "`" * max(3, _longest_backticks(text) + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
+    return Markdown(f"{fence}{_LANGUAGE.sub('', language)}\n{text}\n{fence}")
 
 
-def code_span(text: str) -> str:
+def code_span(text: str) -> Markdown:
     """``text`` as an inline code span (its delimiter longer than any backtick run in it).
 
     >>> code_span("/a/run-1")
@@ -158,7 +204,7 @@ def code_span(text: str) -> str:
     """
     longest = _longest_backticks(text)
     tick = "`" * (longest + 1)
-    return f"{tick} {text} {tick}" if longest else f"{tick}{text}{tick}"
+    return Markdown(f"{tick} {text} {tick}" if longest else f"{tick}{text}{tick}")
 
 
 def _longest_backticks(text: str) -> int:
@@ -166,20 +212,20 @@ def _longest_backticks(text: str) -> int:
     return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
-def markdown_text(value: Any) -> str:
+def markdown_text(value: Any) -> Markdown:
     r"""``value`` as literal text inside a markdown line: inline syntax escaped, breaks as spaces.
 
     For text that is data or user input (a question, an answer's message, a database value):
     it shows as typed - no link, image, HTML, emphasis or new heading/list line.
 
     >>> print(markdown_text("[x](javascript:1) <img>\n# h"))
-    \[x\]\(javascript:1\) \<img\> # h
+    \[x\]\(javascript:1\) \<img\> \# h
     """
     text = value if isinstance(value, str) else str(value)
-    return _MARKDOWN_INLINE.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
+    return Markdown(_MARKDOWN_INLINE.sub(r"\\\1", text).replace("\r", " ").replace("\n", " "))
 
 
-def markdown_table(rows: list[dict[str, Any]]) -> str:
+def markdown_table(rows: list[dict[str, Any]]) -> Markdown:
     """``rows`` as a markdown table (the columns of the first row).
 
     Cells are data (a database's values): markdown's inline syntax in them is escaped, so a
@@ -191,7 +237,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     | sql-1 | 12.5 |
     """
     if not rows:
-        return "(no rows)"
+        return Markdown("(no rows)")
     columns = list(rows[0])
 
     def cell(value: Any) -> str:
@@ -200,7 +246,7 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
              "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(cell(row.get(c)) for c in columns) + " |" for row in rows]
-    return "\n".join(lines)
+    return Markdown("\n".join(lines))
 
 
 def _publish(make: Callable[[], Any]) -> None:
@@ -226,6 +272,7 @@ def _cell(value: Any) -> Any:
 __all__ = [
     "ArtifactStore",
     "ArtifactWriteError",
+    "Markdown",
     "RunArtifacts",
     "artifact_key",
     "code_block",

@@ -19,21 +19,21 @@ from pydantic import BaseModel
 
 from geoask.records.execution_log import ExecutionLog
 from geoask.records.run_artifacts import (
+    Markdown,
     RunArtifacts,
     code_block,
     code_span,
-    markdown_text,
     publish_markdown,
 )
 from geoask.records.run_trace import trace_markdown
 from geoask.vocabulary.plan import Intent, IntentRejection, Plan
 
 
-def run_summary_markdown(result: dict[str, Any], question: str, variant: str) -> str:
+def run_summary_markdown(result: dict[str, Any], question: str, variant: str) -> Markdown:
     """The markdown run summary (artifact ``run-summary`` and ``summary.md``).
 
-    The question, message and evidence are shown as typed (:func:`geoask.records.run_artifacts.
-    markdown_text`): they hold user input and database values, which must not become
+    The question, message and evidence are shown as typed (:class:`geoask.records.
+    run_artifacts.Markdown`): they hold user input and database values, which must not become
     headings, links, images or HTML on the run page; a message of several lines is a code block.
 
     Args:
@@ -44,20 +44,20 @@ def run_summary_markdown(result: dict[str, Any], question: str, variant: str) ->
 
     """
     message = result["message"]
-    status = (f"**{markdown_text(result['status'])}** ({markdown_text(variant)}, route "
-              f"{markdown_text(result['route'])})")
+    status = Markdown("**{}** ({}, route {})").format(result["status"], variant, result["route"])
     lines = [
-        f"# {markdown_text(question)}", "",
-        *([f"{status}:", "", code_block(message)] if "\n" in message
-          else [f"{status}: {markdown_text(message)}"]), "",
-        f"transitions: {markdown_text(' → '.join(result['transitions']) or 'none')}", "",
-        "## Steps", "",
-        *(f"- {markdown_text(line)}" for line in result["evidence"]), "",
-        f"artifacts: {code_span(result['artifact_folder'])}",
+        Markdown("# {}").format(question), "",
+        *([Markdown("{}:").format(status), "", code_block(message)] if "\n" in message
+          else [Markdown("{}: {}").format(status, message)]), "",
+        Markdown("transitions: {}").format(" → ".join(result["transitions"]) or "none"), "",
+        Markdown("## Steps"), "",
+        *(Markdown("- {}").format(line) for line in result["evidence"]), "",
+        Markdown("artifacts: {}").format(code_span(result["artifact_folder"])),
     ]
     if result.get("answer") is not None:
-        lines += ["", "## Answer", "", "```json", json.dumps(result["answer"], indent=2), "```"]
-    return "\n".join(lines)
+        lines += ["", Markdown("## Answer"), "",
+                  code_block(json.dumps(result["answer"], indent=2, ensure_ascii=False), "json")]
+    return Markdown("\n").join(lines)
 
 
 def save_log(store: RunArtifacts, log: ExecutionLog) -> None:
@@ -83,11 +83,11 @@ def publish_run(store: RunArtifacts, log: ExecutionLog, result: dict[str, Any],
     summary = run_summary_markdown(result, question, variant)
     store.write_text("summary.md", summary)
     save_log(store, log)
-    files = (f"## Files\n\n- answer: `{answer_url}`\n"
-             f"- execution log: `{store.url('execution_log.json')}`\n- summary: "
-             f"`{store.url('summary.md')}`")
+    files = Markdown("## Files\n\n- answer: {}\n- execution log: {}\n- summary: {}").format(
+        code_span(answer_url), code_span(store.url("execution_log.json")),
+        code_span(store.url("summary.md")))
     parts = [summary, *(section for section in sections if section), trace_markdown(log), files]
-    publish_markdown("run-summary", "\n\n".join(parts), f"geoask run {run_id}")
+    publish_markdown("run-summary", Markdown("\n\n").join(parts), f"geoask run {run_id}")
 
 
 def publish_intent(store: RunArtifacts, intent: Intent | IntentRejection) -> None:
@@ -99,18 +99,19 @@ def publish_intent(store: RunArtifacts, intent: Intent | IntentRejection) -> Non
     """
     url = store.write_json("intent.json", intent.model_dump(mode="json"))
     if isinstance(intent, IntentRejection):
-        head = f"rejected as **{intent.rejection_type.value}**: {intent.message}"
+        head = Markdown("rejected as **{}**: {}").format(intent.rejection_type.value,
+                                                          intent.message)
     else:
         scope = intent.scope.model_dump(mode="json", exclude_none=True)
-        head = "\n".join([
-            f"- target: {intent.target}",
-            f"- places/periods: {json.dumps(scope, ensure_ascii=False)}",
-            f"- spatial relation: {_inline(intent.topology)}",
-            f"- operation: {intent.operation.value}",
-            *([f"- top k: {intent.top_k}"] if intent.top_k else []),
+        head = Markdown("\n").join([
+            Markdown("- target: {}").format(intent.target),
+            Markdown("- places/periods: {}").format(json.dumps(scope, ensure_ascii=False)),
+            Markdown("- spatial relation: {}").format(_inline(intent.topology)),
+            Markdown("- operation: {}").format(intent.operation.value),
+            *([Markdown("- top k: {}").format(intent.top_k)] if intent.top_k else []),
         ])
-    publish_markdown("run-intent", f"# Intent\n\n{head}\n\n{_json_block(intent)}\n\n"
-                                   f"file: `{url}`", "the question as understood")
+    publish_markdown("run-intent", Markdown("# Intent\n\n{}\n\n{}\n\nfile: {}").format(
+        head, _json_block(intent), code_span(url)), "the question as understood")
 
 
 def publish_plan(store: RunArtifacts, plan: Plan, number: int) -> None:
@@ -123,14 +124,15 @@ def publish_plan(store: RunArtifacts, plan: Plan, number: int) -> None:
 
     """
     url = store.write_json(f"plan-{number}.json", plan.model_dump(mode="json"))
-    steps = "\n".join(
-        f"{index}. **{step.id}** ({', '.join(step.tables) or 'inputs ' + ', '.join(step.inputs)}):"
-        f" {step.objective} -> {step.expected_output}"
+    steps = Markdown("\n").join(
+        Markdown("{}. **{}** ({}): {} -> {}").format(
+            index, step.id, ", ".join(step.tables) or "inputs " + ", ".join(step.inputs),
+            step.objective, step.expected_output)
         for index, step in enumerate(plan.steps, start=1))
     fields = ", ".join(plan.answer_fields) or "not fixed"
-    publish_markdown("run-plan", f"# Plan {number}\n\n{steps}\n\nanswer: "
-                                 f"{plan.answer_type.value} ({fields})\n\n"
-                                 f"{_json_block(plan)}\n\nfile: `{url}`",
+    publish_markdown("run-plan", Markdown("# Plan {}\n\n{}\n\nanswer: {} ({})\n\n{}\n\nfile: {}")
+                     .format(number, steps, plan.answer_type.value, fields, _json_block(plan),
+                             code_span(url)),
                      f"plan {number} of the run")
 
 
@@ -138,6 +140,6 @@ def _inline(model: BaseModel) -> str:
     return json.dumps(model.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
 
 
-def _json_block(model: BaseModel) -> str:
+def _json_block(model: BaseModel) -> Markdown:
     return code_block(json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False),
                       "json")

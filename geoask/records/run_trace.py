@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from geoask.records.execution_log import ExecutionLog
-from geoask.records.run_artifacts import markdown_table
+from geoask.records.run_artifacts import Markdown, markdown_table
 
 
 def trace_rows(log: ExecutionLog) -> list[dict[str, Any]]:
@@ -46,8 +46,8 @@ def trace_rows(log: ExecutionLog) -> list[dict[str, Any]]:
             for r in [*body, total]]
 
 
-def trace_markdown(log: ExecutionLog) -> str:
+def trace_markdown(log: ExecutionLog) -> Markdown:
     """The ``## Trace`` section of the run summary: :func:`trace_rows` as a markdown table."""
-    return (f"## Trace\n\n{log.outcome}, route {log.route}, {log.guardrail_retries} "
-            f"guardrail retries; tokens and timings per stage:\n\n"
-            f"{markdown_table(trace_rows(log))}")
+    return Markdown("## Trace\n\n{}, route {}, {} guardrail retries; tokens and timings per "
+                    "stage:\n\n{}").format(log.outcome, log.route, log.guardrail_retries,
+                                            markdown_table(trace_rows(log)))

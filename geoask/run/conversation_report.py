@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from geoask.records.artifact_registry import RegistryEntry
-from geoask.records.run_artifacts import code_span, markdown_text, publish_markdown
+from geoask.records.run_artifacts import Markdown, code_span, publish_markdown
 from geoask.run.conversation import ConversationContext
 
 logger = logging.getLogger(__name__)
@@ -40,34 +40,37 @@ def flow_run_link(flow_run_id: str) -> str:
     return f"{(base or '').rstrip('/')}/runs/flow-run/{flow_run_id}"
 
 
-def turn_markdown(context: ConversationContext, reused: list[str]) -> str:
+def turn_markdown(context: ConversationContext, reused: list[str]) -> Markdown:
     """The ``conversation-turn`` artifact: the conversation, the turn, what it reused."""
-    lines = [f"# Conversation `{context.conversation}`, turn {context.turn}", ""]
+    lines: list[Markdown | str] = [
+        Markdown("# Conversation {}, turn {}").format(code_span(context.conversation),
+                                                      context.turn), ""]
     if context.history:  # questions and answers: shown as typed
-        lines += ["## Earlier turns", "", *[f"- {markdown_text(line)}" for line in
-                                           context.history.splitlines()], ""]
+        lines += [Markdown("## Earlier turns"), "",
+                  *[Markdown("- {}").format(line) for line in context.history.splitlines()], ""]
     if not reused:
-        lines.append("This turn reused no earlier artifact.")
-        return "\n".join(lines)
-    lines += ["## Reused artifacts", ""]
+        lines.append(Markdown("This turn reused no earlier artifact."))
+        return Markdown("\n").join(lines)
+    lines += [Markdown("## Reused artifacts"), ""]
     for ref in reused:
         entry = context.reusable.get(ref)
         turn = context.turn_of(ref)
         run = context.flow_runs.get(turn) if turn is not None else None
-        link = f" - [flow run of turn {turn}]({flow_run_link(run)})" if run else ""
+        link = (Markdown(" - [flow run of turn {}]({})").format(turn, Markdown(
+            flow_run_link(run))) if run else Markdown(""))
         described = entry.to_text() if entry else f"{ref} (not registered)"
-        lines.append(f"- {markdown_text(described)}{link}")
+        lines.append(Markdown("- {}{}").format(described, link))
         if entry:
-            lines.append(f"  - file: {code_span(entry.url)}")
-    return "\n".join(lines)
+            lines.append(Markdown("  - file: {}").format(code_span(entry.url)))
+    return Markdown("\n").join(lines)
 
 
-def registry_markdown(entries: list[RegistryEntry]) -> str:
+def registry_markdown(entries: list[RegistryEntry]) -> Markdown:
     """The run summary's registry section: one line per registered artifact of the run."""
     if not entries:
-        return "## Artifact registry\n\nNo artifact was registered."
-    return "## Artifact registry\n\n" + "\n".join(f"- {markdown_text(e.to_text())}"
-                                                  for e in entries)
+        return Markdown("## Artifact registry\n\nNo artifact was registered.")
+    return Markdown("## Artifact registry\n\n{}").format(
+        Markdown("\n").join(Markdown("- {}").format(e.to_text()) for e in entries))
 
 
 def publish_turn(context: ConversationContext, reused: list[str],

@@ -32,7 +32,7 @@ from geoask.catalog.model import Catalog
 from geoask.compute.step import UnknownInputError, run_compute, select_inputs
 from geoask.errors import CrsError, QueryExecutionError, QueryRejectedError, SandboxError
 from geoask.records.execution_log import ExecutionRecorder
-from geoask.records.run_artifacts import RunArtifacts, code_block
+from geoask.records.run_artifacts import Markdown, RunArtifacts, code_block
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.sql.context import GuardContext
 from geoask.sql.executor import SqlRunner
@@ -146,7 +146,7 @@ class ReactToolbox:
         self.inspected: list[str] = []
         self.results: dict[str, SqlResult] = {}
         self.outputs: list[str] = []
-        self.transcript: list[str] = []
+        self.transcript: list[Markdown] = []
         self.calls = 0
         self.cells = 0
         self.failures = 0
@@ -286,15 +286,17 @@ class ReactToolbox:
         """True once a cell ran in the session."""
         return self.cells > 0
 
-    def transcript_markdown(self) -> str:
+    def transcript_markdown(self) -> Markdown:
         """The run's tool calls and (the head of) their results, as Markdown."""
-        return "# REACT tool calls\n\n" + ("\n\n".join(self.transcript) or "(none)") + "\n"
+        calls = Markdown("\n\n").join(self.transcript) or Markdown("(none)")
+        return Markdown("# REACT tool calls\n\n{}\n").format(calls)
 
     def _noted(self, tool: str, call: str, language: str, result: str) -> str:
         """Add a call and its result to the transcript; return the result."""
         head = result if len(result) <= _TRANSCRIPT_CHARS else result[:_TRANSCRIPT_CHARS] + " …"
-        self.transcript.append(f"## {len(self.transcript) + 1}. {tool}\n\n"
-                               f"{code_block(call, language)}\n\n{code_block(head)}")
+        self.transcript.append(Markdown("## {}. {}\n\n{}\n\n{}").format(
+            len(self.transcript) + 1, Markdown(tool),  # the toolbox's own tool names
+            code_block(call, language), code_block(head)))
         return result
 
     def _over_budget(self) -> bool:

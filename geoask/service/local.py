@@ -226,8 +226,8 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     """Run the block's flows against geoask's Prefect server (:func:`ensure_server`).
 
     Sets ``PREFECT_API_URL`` for this process (Prefect's settings context and the
-    environment, which Dask workers and subprocesses inherit); without ``verbose`` Prefect's
-    console shows warnings only (the run logs keep everything). Flow runs started in the block
+    environment, which Dask workers and subprocesses inherit); without ``verbose`` Prefect
+    writes nothing on the terminal (the run logs keep everything). Flow runs started in the block
     are marked Crashed if SIGINT/SIGTERM stops geoask before they end
     (:func:`geoask.run.stops.crash_runs_on_stop`); their Prefect artifacts, posted in the
     background, are flushed when the block ends (at most ``ARTIFACT_FLUSH_S``; not with

@@ -70,8 +70,10 @@ class DatabaseSettings(BaseModel):
         default="separated",
         description=(
             "SQL guard spatial policy: `separated` rejects spatial computation in SQL (ST_* "
-            "functions, geometry operators, geography casts) so it is done in Python; `postgis` "
-            "allows it."
+            "functions, geometry operators, geography casts) so it is done in Python, except "
+            "bounding-box screens (`geom && <box of constants or of a key-selected geometry>` "
+            "in WHERE/JOIN ON, filter-refine); "
+            "`postgis` allows it."
         ),
     )
     sql_row_cap: int = Field(

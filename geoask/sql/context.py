@@ -18,7 +18,8 @@ class SpatialPolicy(StrEnum):
     """Where spatial computation happens (the query-computation separation).
 
     ``separated`` (default): SQL only selects rows and geometry columns; ST_* functions,
-    geometry operators and geography casts are rejected and done in Python.
+    geometry operators and geography casts are rejected and done in Python, except the
+    bounding-box screens of filter-refine (:mod:`geoask.sql.screens`).
     ``postgis``: spatial computation in SQL is allowed (the +PostGIS variant).
     """
 

@@ -19,6 +19,7 @@ import functools
 
 from geoask.catalog.spatial import POSTGIS_TYPE_NAMES
 from geoask.sql.postgis_functions import POSTGIS_RASTER_FUNCTIONS, POSTGIS_ST_FUNCTIONS
+from geoask.sql.screens import SCREEN_FUNCTIONS
 
 
 def _names(text: str) -> frozenset[str]:
@@ -185,6 +186,10 @@ def allowed_function_names(
 ) -> frozenset[str]:
     """The allow-list for ``policy`` (``"separated"`` or ``"postgis"``), lower-case names.
 
+    Under ``separated`` the box constructors of a bounding-box screen
+    (:data:`~geoask.sql.screens.SCREEN_FUNCTIONS`) are on the list; rule ``spatial_policy``,
+    which runs first, refuses them anywhere but in a screen.
+
     ``extension_functions``: PostGIS functions the database's catalog offers read-only
     (:mod:`geoask.sql.catalog_functions`), added under ``postgis`` only. Nothing on
     :data:`REFUSED_FUNCTIONS` is ever allowed.
@@ -192,7 +197,7 @@ def allowed_function_names(
     if policy == "postgis":
         allowed = READ_ONLY_FUNCTIONS | POSTGIS_READ_FUNCTIONS | extension_functions
     else:
-        allowed = READ_ONLY_FUNCTIONS | RASTER_EXPORT_FUNCTIONS
+        allowed = READ_ONLY_FUNCTIONS | RASTER_EXPORT_FUNCTIONS | SCREEN_FUNCTIONS
     return allowed - REFUSED_FUNCTIONS
 
 

@@ -88,6 +88,8 @@ class PgView:
         output_names: the outermost query's column names as PostgreSQL names them (an alias,
             a column's or function's name, ``*`` for a star, ``?column?`` otherwise); for a set
             operation, its first branch's.
+        statements: the raw parse tree of each statement (JSON), for a rule that judges the
+            shape of a clause (:mod:`geoask.sql.screens`); not compared.
 
     """
 
@@ -108,6 +110,7 @@ class PgView:
     outer_sorted: bool = False
     outer_limit: int | None = None
     output_names: tuple[str, ...] = ()
+    statements: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def named_calls(self) -> frozenset[str]:
@@ -166,7 +169,11 @@ def postgres_view(text: str) -> PgView | PgParseFailure:
         return PgParseFailure(message, location if isinstance(location, int) else -1)
     except RecursionError:
         return PgParseFailure("the statement is nested too deeply")
-    statements = [entry.get("stmt", {}) for entry in tree.get("stmts", [])]
+    return view_of([entry.get("stmt", {}) for entry in tree.get("stmts", [])])
+
+
+def view_of(statements: list[dict[str, Any]]) -> PgView:
+    """Summarise PostgreSQL's raw parse tree of ``statements`` (see :class:`PgView`)."""
     kinds = tuple(next(iter(stmt), "") for stmt in statements)
     found = _Collector()
     for stmt in statements:
@@ -193,6 +200,7 @@ def postgres_view(text: str) -> PgView | PgParseFailure:
         outer_sorted=bool(outer.get("sortClause")),
         outer_limit=_limit_of(outer),
         output_names=_output_names(outer),
+        statements=tuple(statements),
     )
 
 

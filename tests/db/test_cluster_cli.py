@@ -39,16 +39,21 @@ def test_up_is_idempotent_and_survives_down(cli):
     assert "started" in first.stdout
     again = cli("db", "up")
     assert again.returncode == 0 and "already running" in again.stdout
-    status = json.loads(cli("db", "status", "--json").stdout)
+    running = cli("db", "status", "--json")
+    status = json.loads(running.stdout)
+    assert running.returncode == 0
     assert status["running"] is True and status["mode"] == "embedded"
+    assert status["catalog"].endswith("catalog.yaml") and status["catalog_hint"] is None
     assert status["reader_url"].startswith("postgresql://geoask_reader:")
     assert "@127.0.0.1:55491/geoask" in status["reader_url"]
     assert set(status["row_counts"].values()) == {None}  # nothing loaded in this cluster
     down = cli("db", "down")
     assert down.returncode == 0 and "stopped" in down.stdout
     assert "was not running" in cli("db", "down").stdout
-    stopped = json.loads(cli("db", "status", "--json").stdout)
+    stopped_run = cli("db", "status", "--json")
+    stopped = json.loads(stopped_run.stdout)
     assert stopped["running"] is False
+    assert stopped_run.returncode == 1  # a database that does not answer is a failed status
     assert cli("db", "up").returncode == 0
     assert json.loads(cli("db", "status", "--json").stdout)["running"] is True
 
@@ -83,3 +88,15 @@ def test_down_stops_the_recorded_prefect_server_first(cli, tmp_path):
             assert not (tmp_path / "home" / "prefect" / "server.json").exists()
         finally:
             server.kill()
+
+
+def test_status_of_an_external_server_says_which_catalog_it_counts(tmp_path):
+    """With GEOASK_DATABASE_URL and the shipped demo catalog, status says to set the catalog."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GEOASK_")}
+    env |= {"GEOASK_HOME": str(tmp_path / "home"),
+            "GEOASK_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/nowhere"}
+    result = subprocess.run([GEOASK, "db", "status"], env=env, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "database: external" in result.stdout and "cannot connect" in result.stdout
+    assert "shipped demo catalog" in result.stdout and "GEOASK_CATALOG_PATH" in result.stdout

@@ -51,7 +51,7 @@ def test_the_trace_section_is_a_markdown_table_of_the_rows():
                        route="sql_only", stages=[timing("intent", 10.0, 4.0)],
                        model_calls=[call("intent", "intent", 500, 40)])
     lines = trace_markdown(log).splitlines()
-    assert lines[0] == "## Trace" and "answered, route sql_only" in lines[2]
+    assert lines[0] == "## Trace" and "answered, route sql\\_only" in lines[2]
     assert lines[4:] == [
         "| stage | runs | wall\\_ms | model\\_ms | prompt\\_tokens | completion\\_tokens "
         "| failed\\_tool\\_uses |",

@@ -10,7 +10,7 @@ import typer
 
 from geoask.catalog.model import load_catalog
 from geoask.db.cluster import EmbeddedCluster
-from geoask.db.status import database_status
+from geoask.db.status import DatabaseStatus, database_status
 from geoask.db.urls import uses_external_database
 from geoask.settings import get_settings
 
@@ -50,17 +50,29 @@ def down() -> None:
 def status(
     as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
 ) -> None:
-    """Print whether the database runs, the reader role's URL and each catalog table's rows."""
+    """Print whether the database runs, the reader role's URL and each catalog table's rows.
+
+    Exits 1 when the database does not answer (not running, or no connection).
+    """
     report = database_status(get_settings(), load_catalog(get_settings().catalog_path))
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
-        return
+    else:
+        _print_status(report)
+    if not report.reachable:
+        raise typer.Exit(1)
+
+
+def _print_status(report: DatabaseStatus) -> None:
     typer.echo(f"database: {report.mode}, {'running' if report.running else 'not running'}")
     if report.reader_url:
         typer.echo(f"reader URL: {_masked(report.reader_url)}  (password: --json)")
     if report.message:
         typer.echo(report.message)
-    absent = "not loaded" if report.running and not report.message else "unknown"
+    typer.echo(f"catalog: {report.catalog}")
+    if report.catalog_hint:
+        typer.echo(f"  ({report.catalog_hint})")
+    absent = "not loaded" if report.reachable else "unknown"
     for table, rows in report.row_counts.items():
         typer.echo(f"  {table:<28} {absent if rows is None else f'{rows:>9,} rows'}")
 
