@@ -8,8 +8,7 @@ their expected values were filled at), then answers the same 30 questions three 
 per question and size:
 
 - FULL: the reference program (bounding-box screen in SQL, exact refine in Python in the
-  sandbox) through the program runner, under policy ``separated`` when the guard admits ``&&``
-  screens, else ``postgis`` (``--full-policy``);
+  sandbox) through the program runner, under policy ``separated`` (``--full-policy``);
 - POSTGIS: the cross-check program (exact PostGIS predicates) through the same runner (guard,
   read-only executor, export);
 - SQL: the bare cross-check query over psycopg (no guard, no export).
@@ -239,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     """Build, verify, measure; 1 if verification or a run failed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    parser.add_argument("--full-policy", choices=["separated", "postgis"], default="postgis")
+    parser.add_argument("--full-policy", choices=["separated", "postgis"], default="separated")
     parser.add_argument("--no-verify", action="store_true")
     args = parser.parse_args(argv)
     started = time.perf_counter()

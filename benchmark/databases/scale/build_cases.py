@@ -1,7 +1,7 @@
 """Write the scale benchmark's case file from question templates (``cases/scale.yaml``).
 
 Run: ``python benchmark/databases/scale/build_cases.py [--out cases/scale.yaml]`` then
-``geoask bench fill --reference-policy postgis --tasks-file <out>``. Every reference program
+``geoask bench fill --tasks-file <out>``. Every reference program
 screens candidates in SQL with index-backed bounding-box tests only (``geom && ST_Expand(...)``
 or ``geom && ST_MakeEnvelope(<constants>)``) and does the exact predicate, distance or area in
 Python; every cross-check computes the same answer with exact PostGIS predicates (policy
