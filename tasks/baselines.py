@@ -22,7 +22,6 @@ from geoask.models.retry import is_infrastructure_failure
 from geoask.records.run_artifacts import artifact_key, publish_markdown
 from geoask.run.composition import QuestionServices
 from geoask.run.react import STAGE, ReactToolbox
-from geoask.sql.context import AnswerContract, GuardContext
 from geoask.vocabulary.answers import AnswerOutput, AnswerRefusal
 from tasks.agent_calls import call_agent
 from tasks.options import RETRIED_TASK
@@ -64,9 +63,7 @@ def run_react(services: QuestionServices, question: str) -> ReactRun:
         toolbox = ReactToolbox(
             question=question, catalog=services.catalog, schema=services.schema,
             sql_runner=services.sql_runner,
-            guard=GuardContext.from_settings(settings, policy=services.config.policy,
-                                             contract=AnswerContract.NONE,
-                                             catalog=services.catalog),
+            guard=services.config.guard_context(settings, services.catalog),
             session=session, store=services.store, recorder=services.recorder,
             preview_rows=settings.sql_preview_rows, evidence_rows=settings.flow_evidence_rows,
             max_calls=budget - 1)

@@ -293,10 +293,9 @@ def _run_statements(services: QuestionServices, step_id: str, draft: SqlDraft,
 
 def _guard_context(services: QuestionServices, step: PlanStep) -> GuardContext:
     """The guard's context of an SQL step: the variant's policy, settings, the catalog's names."""
-    return GuardContext.from_settings(
-        services.settings, policy=services.config.policy,
-        contract=AnswerContract.TOPK if step.top_k else AnswerContract.NONE,
-        catalog=services.catalog)
+    return services.config.guard_context(
+        services.settings, services.catalog,
+        AnswerContract.TOPK if step.top_k else AnswerContract.NONE)
 
 
 def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutcome,

@@ -19,13 +19,16 @@ run by ``flows/baselines.py``; the other five are designs of the staged pipeline
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from geoask.catalog.model import Catalog
 from geoask.errors import ConfigurationError
 from geoask.run.state import Decision, ExecutionState, Transition
-from geoask.sql.context import SpatialPolicy
+from geoask.settings import Settings
+from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
 from geoask.vocabulary.answers import AnswerType
 from geoask.vocabulary.plan import (
     ExecutionConstraints,
@@ -70,6 +73,17 @@ class VariantConfig:
     use_planner: bool
     python_steps: Literal["yes", "no", "on_request"]
     design: Literal["staged", "react", "plan_execute"] = "staged"
+
+    def guard_context(self, settings: Settings, catalog: Catalog | None = None,
+                      contract: AnswerContract = AnswerContract.NONE) -> GuardContext:
+        """The SQL guard's context of this variant's SQL (its policy, settings, the catalog).
+
+        Bounding-box screens are allowed only where a Python step can refine them: not in BASE
+        or NO_STCA, which have none, where a screen's superset would become the answer.
+        """
+        context = GuardContext.from_settings(settings, policy=self.policy, contract=contract,
+                                             catalog=catalog)
+        return dataclasses.replace(context, screens=self.python_steps != "no")
 
 
 VARIANTS: dict[Variant, VariantConfig] = {

@@ -63,6 +63,9 @@ class GuardContext:
             addition to the hand-kept list.
         max_sql_chars: longest SQL text checked (characters); longer text is refused before
             any parsing (setting ``sql_max_chars``).
+        screens: under ``separated``, bounding-box screens (:mod:`geoask.sql.screens`) are
+            allowed; False for a run with no Python step to refine them (the BASE variant),
+            where a screen's superset would become the answer.
 
     """
 
@@ -76,6 +79,7 @@ class GuardContext:
     column_names: frozenset[str] = field(default_factory=frozenset)
     extension_functions: frozenset[str] = field(default_factory=frozenset)
     max_sql_chars: int = 20_000
+    screens: bool = True
 
     def __post_init__(self) -> None:
         # Accept plain strings ("postgis", "topk") from the CLI, settings and fixture files.

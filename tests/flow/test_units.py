@@ -11,7 +11,7 @@ from replies import constraints, intent, sql_plan, sql_python_plan
 from typer.testing import CliRunner
 
 from agents.planner import PlannerDeps, plan_errors
-from geoask.errors import ConfigurationError, ModelCallError
+from geoask.errors import ConfigurationError, ModelCallError, QueryRejectedError
 from geoask.models.retry import is_transient
 from geoask.models.scripted import ScriptedModel, ScriptExhaustedError
 from geoask.run.variants import (
@@ -279,3 +279,24 @@ def test_question_services_are_one_leaf_for_the_flow_run_parameters(tmp_path):
     assert not hasattr(services, "__dict__")
     parameters = answer_question.serialize_parameters({"question": "q", "services": services})
     assert parameters == {"question": "q", "services": "<QuestionServices>"}
+
+
+@pytest.mark.parametrize(("variant", "screens"), [
+    (Variant.FULL, True), (Variant.NO_PLANNER, True), (Variant.REACT, True),
+    (Variant.PLAN_EXECUTE, True), (Variant.BASE, False),
+])
+def test_only_variants_that_refine_in_python_may_screen_with_a_bounding_box(variant, screens):
+    from geoask.run.variants import VARIANTS
+    from geoask.settings import Settings
+    from geoask.sql import check_sql
+
+    screened = ("SELECT iata, geom FROM demo.airports "
+                "WHERE geom && ST_MakeEnvelope(-79, 35, -78, 36, 4326)")
+    context = VARIANTS[variant].guard_context(Settings())
+    assert context.screens is screens
+    if screens:
+        assert check_sql(screened, context).sql
+    else:
+        with pytest.raises(QueryRejectedError) as caught:
+            check_sql(screened, context)
+        assert caught.value.rule == "spatial_policy"

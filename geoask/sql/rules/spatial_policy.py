@@ -78,7 +78,7 @@ def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation 
     """
     if context.policy != SpatialPolicy.SEPARATED:
         return None
-    screens = glot_screens(query, context.geometry_columns)
+    screens = glot_screens(query, context.geometry_columns) if context.screens else ()
     inside = {id(node) for screen in screens for node in screen.node.walk()}
     for call in function_calls(query):
         if id(call.node) in inside:
@@ -121,7 +121,8 @@ def spatial_policy_pg(view: PgView, context: GuardContext) -> PgViolation | None
     if context.policy != SpatialPolicy.SEPARATED:
         return None
     whole = view
-    view, screened = pg_screened_view(whole, context.geometry_columns)
+    view, screened = (pg_screened_view(whole, context.geometry_columns) if context.screens
+                      else (whole, []))
     for call in view.calls:
         if computes_spatially(call.name):
             return PgViolation(RULE, f"spatial function {call.name}() computes in SQL; "
