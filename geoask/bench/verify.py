@@ -53,15 +53,19 @@ class CaseVerification:
         return self.reference_ok and self.cross_check_ok is not False
 
 
-def reference_answer(case: BenchmarkCase, runner: ProgramRunner, work_dir: Path) -> Any:
-    """Run the reference program (policy ``separated``) and return the projected answer.
+def reference_answer(case: BenchmarkCase, runner: ProgramRunner, work_dir: Path,
+                     policy: SpatialPolicy = SpatialPolicy.SEPARATED) -> Any:
+    """Run the reference program (policy ``separated`` unless told) and return its answer.
+
+    ``policy`` ``postgis`` runs a program written for a guard rule that has not landed yet
+    (``bench verify --reference-policy postgis``).
 
     Raises:
         ProgramFailedError: a step failed.
         ProjectionError: the output does not fit the answer contract.
 
     """
-    run = runner.run(case.reference, SpatialPolicy.SEPARATED, work_dir / "reference")
+    run = runner.run(case.reference, policy, work_dir / "reference")
     return project_answer(run.output, case.answer.answer_type, case.answer.projection)
 
 
@@ -82,8 +86,9 @@ def cross_check_answer(case: BenchmarkCase, runner: ProgramRunner, work_dir: Pat
     return project_answer(run.output, case.answer.answer_type, projection)
 
 
-def verify_case(case: BenchmarkCase, runner: ProgramRunner, work_dir: Path) -> CaseVerification:
-    """Recompute ``case`` and its cross-check and compare both with ``expected.value``."""
+def verify_case(case: BenchmarkCase, runner: ProgramRunner, work_dir: Path,
+                policy: SpatialPolicy = SpatialPolicy.SEPARATED) -> CaseVerification:
+    """Recompute ``case`` (reference under ``policy``) and its cross-check; compare both."""
     started = time.perf_counter()
     verdict = CaseVerification(case.id)
     expected = case.expected.value
@@ -91,7 +96,7 @@ def verify_case(case: BenchmarkCase, runner: ProgramRunner, work_dir: Path) -> C
     if expected is None:
         verdict.problems.append("expected.value is empty: run `geoask bench fill`")
     try:
-        verdict.reference_answer = reference_answer(case, runner, work_dir)
+        verdict.reference_answer = reference_answer(case, runner, work_dir, policy)
     except (ProgramFailedError, ProjectionError) as error:
         verdict.problems.append(f"reference: {error}")
     else:

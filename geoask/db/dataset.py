@@ -65,6 +65,8 @@ class DatasetTable(_Strict):
     primary_key: list[str] = Field(default_factory=list)
     geometry: GeometryColumn | None = None
     comment: str | None = Field(default=None, description="COMMENT ON TABLE text.")
+    column_comments: dict[str, str] = Field(default_factory=dict,
+                                            description="COMMENT ON COLUMN text per column.")
 
     @property
     def geometry_spec(self) -> GeometrySpec | None:
@@ -188,7 +190,8 @@ def column_types(path: Path, table: DatasetTable) -> list[tuple[str, str]]:
     """
     schema = pq.read_schema(path)
     names = set(schema.names)
-    needed = [*table.primary_key, *([table.geometry.column] if table.geometry else [])]
+    needed = [*table.primary_key, *([table.geometry.column] if table.geometry else []),
+              *table.column_comments]
     missing = [c for c in needed if c not in names]
     if missing:
         raise DatasetError(f"table {table.name}: {path.name} has no column {missing[0]}")
@@ -228,7 +231,7 @@ def create_table(schema: str, table: DatasetTable,
 
 
 def keys_and_comments(schema: str, table: DatasetTable) -> list[sql.Composed]:
-    """The primary key (if any), a GiST index on the geometry column and the table comment."""
+    """The primary key (if any), a GiST index on the geometry column and the comments."""
     target = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table.name))
     out = []
     if table.primary_key:
@@ -242,6 +245,9 @@ def keys_and_comments(schema: str, table: DatasetTable) -> list[sql.Composed]:
     if table.comment:
         out.append(sql.SQL("COMMENT ON TABLE {} IS {}").format(target,
                                                               sql.Literal(table.comment)))
+    out.extend(sql.SQL("COMMENT ON COLUMN {}.{} IS {}").format(target, sql.Identifier(column),
+                                                               sql.Literal(text))
+               for column, text in table.column_comments.items())
     return out
 
 

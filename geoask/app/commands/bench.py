@@ -35,6 +35,7 @@ from geoask.cases.projection import ProjectionError
 from geoask.cases.runner import ProgramFailedError, ProgramRunner
 from geoask.errors import BenchmarkCaseError, ConfigurationError
 from geoask.settings import get_settings
+from geoask.sql.context import SpatialPolicy
 
 app = typer.Typer(
     help="The benchmark: run it (no sub-command), verify or fill the cases, show examples.",
@@ -59,6 +60,12 @@ def _add_conversations() -> None:
 _add_conversations()
 
 
+REFERENCE_POLICY_OPTION = typer.Option(
+    "separated", "--reference-policy",
+    help="Guard policy of the reference programs: separated (FULL, default) or postgis (for "
+    "programs written for a guard rule that has not landed yet).")
+
+
 def _runner(loaded: list[LoadedCase]) -> ProgramRunner:
     """The program runner on the catalog and database the loaded cases' files name."""
     from geoask.run.composition import program_runner, settings_for_target
@@ -71,6 +78,7 @@ def verify_command(
     cases: Path | None = CASES_OPTION,
     only: list[str] | None = ONLY_OPTION,
     quiet: bool = typer.Option(False, "--quiet", help="Print only failures and the summary."),
+    reference_policy: SpatialPolicy = REFERENCE_POLICY_OPTION,
 ) -> None:
     """Recompute every case and cross-check; exit 1 listing each disagreement."""
     loaded = load_cases(cases or get_settings().bench_cases_path, only or ())
@@ -79,7 +87,8 @@ def verify_command(
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="geoask-bench-") as scratch:
         for item in loaded:
-            verdict = verify_case(item.case, runner, Path(scratch) / item.case.id)
+            verdict = verify_case(item.case, runner, Path(scratch) / item.case.id,
+                                  reference_policy)
             verdicts.append(verdict)
             if not verdict.ok:
                 typer.secho(f"FAIL {item.case.id} ({item.path.name})", fg=typer.colors.RED)
@@ -111,6 +120,7 @@ def fill_command(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Also replace expected values that are already filled."
     ),
+    reference_policy: SpatialPolicy = REFERENCE_POLICY_OPTION,
 ) -> None:
     """Run reference programs and write their projected answers into expected.value."""
     loaded = load_cases(cases or get_settings().bench_cases_path, only or ())
@@ -122,7 +132,8 @@ def fill_command(
             if item.case.expected.value is not None and not overwrite:
                 continue
             try:
-                value = reference_answer(item.case, runner, Path(scratch) / item.case.id)
+                value = reference_answer(item.case, runner, Path(scratch) / item.case.id,
+                                         reference_policy)
             except (ProgramFailedError, ProjectionError) as error:
                 failures += 1
                 typer.secho(f"FAIL {item.case.id}: {error}", fg=typer.colors.RED)

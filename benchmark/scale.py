@@ -1,0 +1,261 @@
+"""Run ``make scale-benchmark`` (or ``python benchmark/scale.py [--sizes 10000 2000000]``).
+
+The scale benchmark at several database sizes (points of interest; default 10^4, 10^5, 10^6,
+2*10^6). For each size it builds the database once (``generate.py`` + ``geoask db
+load-dataset``; a database already loaded at that size is reused: its build folder's
+``dataset.yaml`` names it), runs ``geoask bench verify`` on the scale cases at 2*10^6 (the size
+their expected values were filled at), then answers the same 30 questions three ways and prints
+per question and size:
+
+- FULL: the reference program (bounding-box screen in SQL, exact refine in Python in the
+  sandbox) through the program runner, under policy ``separated`` (``--full-policy``);
+- POSTGIS: the cross-check program (exact PostGIS predicates) through the same runner (guard,
+  read-only executor, export);
+- SQL: the bare cross-check query over psycopg (no guard, no export).
+
+Columns: wall time (s), peak memory (MiB: the geoask process's resident-set high-water mark, and
+the sandbox's ``peak_memory_mib`` for FULL), bytes exported (the run folder's files). At 10^4
+it takes about a minute; building 2*10^6 from nothing about 3 minutes more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import yaml
+
+from geoask.cases.loader import load_cases, run_target
+from geoask.cases.model import BenchmarkCase, SqlStep
+from geoask.cases.runner import ProgramFailedError, ProgramRunner
+from geoask.db.urls import reader_url_for_database
+from geoask.run.composition import program_runner, settings_for_target
+from geoask.settings import get_settings
+from sandbox.models import SandboxLimits, SandboxOutcome
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALE = ROOT / "benchmark" / "databases" / "scale"
+CASES = SCALE / "cases" / "scale.yaml"
+FILLED_AT = 2_000_000
+"""The size the cases' expected values were filled at (verified there)."""
+SIZES = (10_000, 100_000, 1_000_000, 2_000_000)
+PYTHON = sys.executable
+GEOASK = [PYTHON, "-c", "from geoask.app.cli import main; main()"]
+
+
+@dataclass
+class PeakSandbox:
+    """A sandbox that remembers the largest ``peak_memory_mib`` of its runs."""
+
+    inner: Any
+    peak_mib: float = 0.0
+
+    def run(
+        self, script: str, inputs: Sequence[Path] = (), limits: SandboxLimits | None = None
+    ) -> SandboxOutcome:
+        """Run in the wrapped sandbox and record the outcome's peak memory."""
+        outcome: SandboxOutcome = self.inner.run(script, inputs, limits)
+        self.peak_mib = max(self.peak_mib, outcome.peak_memory_mib)
+        return outcome
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else is the wrapped sandbox's."""
+        return getattr(self.inner, name)
+
+
+@dataclass
+class Measure:
+    """One way of answering one question at one size."""
+
+    seconds: float
+    rss_mib: float
+    sandbox_mib: float = 0.0
+    exported_bytes: int = 0
+    ok: bool = True
+    note: str = ""
+
+
+@dataclass
+class Row:
+    """A question at a size, measured three ways."""
+
+    case_id: str
+    size: int
+    ways: dict[str, Measure] = field(default_factory=dict)
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def build_folder(size: int) -> Path:
+    """The generator's output folder for ``size``."""
+    return Path(os.environ.get("GEOASK_HOME", ROOT / ".geoask")) / "scale-build" / str(size)
+
+
+def database_name(size: int) -> str:
+    """Database of ``size``: ``geoask_scale`` at the committed size, else suffixed."""
+    return "geoask_scale" if size == FILLED_AT else f"geoask_scale_{size}"
+
+
+def _loaded(database: str) -> bool:
+    try:
+        url = reader_url_for_database(get_settings(), database)
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            row = conn.execute("SELECT to_regclass('scale.poi') IS NOT NULL").fetchone()
+            return bool(row and row[0])
+    except psycopg.Error:
+        return False
+
+
+def ensure_database(size: int) -> str:
+    """Generate and load the database of ``size`` unless it is loaded already."""
+    database = database_name(size)
+    if _loaded(database):
+        print(f"size {size}: reusing database {database}")
+        return database
+    out = build_folder(size)
+    started = time.perf_counter()
+    generate = [PYTHON, str(SCALE / "generate.py"), "--size", str(size), "--out", str(out)]
+    subprocess.run([*generate, "--database", database], check=True)
+    subprocess.run([*GEOASK, "db", "load-dataset", str(out), "--force"], check=True)
+    print(f"size {size}: built {database} in {time.perf_counter() - started:.0f} s")
+    return database
+
+
+def case_file(database: str, folder: Path) -> Path:
+    """The scale cases pointed at ``database`` (the catalog path made absolute)."""
+    doc = yaml.safe_load(CASES.read_text(encoding="utf-8"))
+    doc["database"] = database
+    doc["catalog"] = str((CASES.parent / doc["catalog"]).resolve())
+    path = folder / f"{database}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def verify(policy: str) -> bool:
+    """``geoask bench verify`` on the committed cases; True when all pass."""
+    command = [*GEOASK, "bench", "verify", "--quiet", "--reference-policy", policy]
+    return subprocess.run([*command, "--tasks-file", str(CASES)], check=False).returncode == 0
+
+
+def _program(
+    runner: ProgramRunner, sandbox: PeakSandbox, program: Any, policy: str, work: Path
+) -> Measure:
+    sandbox.peak_mib = 0.0
+    started = time.perf_counter()
+    note, ok = "", True
+    try:
+        runner.run(program, policy, work)
+    except ProgramFailedError as error:  # a failed program is a measured outcome here
+        ok, note = False, str(error).splitlines()[0][:80]
+    seconds = time.perf_counter() - started
+    return Measure(seconds, _rss_mib(), sandbox.peak_mib, _folder_bytes(work), ok, note)
+
+
+def _bare(url: str, case: BenchmarkCase) -> Measure:
+    assert case.cross_check is not None
+    step = case.cross_check.program.steps[0]
+    assert isinstance(step, SqlStep)
+    sql = step.statements[0].sql
+    started = time.perf_counter()
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(sql).fetchall()
+    return Measure(time.perf_counter() - started, _rss_mib(), note=f"{len(rows)} rows")
+
+
+def measure_size(size: int, database: str, full_policy: str, scratch: Path) -> list[Row]:
+    """Answer every scale question at ``size`` three ways."""
+    loaded = load_cases(case_file(database, scratch), ())
+    settings = settings_for_target(get_settings(), run_target(loaded))
+    base = program_runner(settings)
+    sandbox = PeakSandbox(base.sandbox)
+    runner = ProgramRunner(base.sql_runner, sandbox, base.guard)
+    url = reader_url_for_database(get_settings(), database)
+    rows = []
+    for item in loaded:
+        case, work = item.case, scratch / str(size) / item.case.id
+        assert case.cross_check is not None
+        row = Row(case.id, size)
+        row.ways["FULL"] = _program(runner, sandbox, case.reference, full_policy, work / "full")
+        row.ways["POSTGIS"] = _program(
+            runner, sandbox, case.cross_check.program, case.cross_check.policy, work / "postgis"
+        )
+        row.ways["SQL"] = _bare(url, case)
+        rows.append(row)
+        print_row(row)
+    return rows
+
+
+HEADER = (
+    f"{'case':<10} {'size':>9} | {'FULL s':>7} {'sbx MiB':>7} {'KiB out':>8} | "
+    f"{'PGIS s':>7} {'KiB out':>8} | {'SQL s':>7} | {'RSS MiB':>7}"
+)
+
+
+def print_row(row: Row) -> None:
+    """One line: the three ways side by side."""
+    full, pgis, sql = row.ways["FULL"], row.ways["POSTGIS"], row.ways["SQL"]
+    flag = "" if full.ok and pgis.ok else f"  FAILED {full.note or pgis.note}"
+    print(
+        f"{row.case_id:<10} {row.size:>9} | {full.seconds:>7.2f} {full.sandbox_mib:>7.0f} "
+        f"{full.exported_bytes / 1024:>8.0f} | {pgis.seconds:>7.2f} "
+        f"{pgis.exported_bytes / 1024:>8.1f} | {sql.seconds:>7.3f} | {sql.rss_mib:>7.0f}{flag}",
+        flush=True,
+    )
+
+
+def summary(rows: list[Row]) -> None:
+    """Totals per size and way."""
+    print("\nper size: total wall s (FULL / POSTGIS / SQL), max sandbox MiB, FULL MiB exported")
+    for size in sorted({r.size for r in rows}):
+        at = [r for r in rows if r.size == size]
+        total = {w: sum(r.ways[w].seconds for r in at) for w in ("FULL", "POSTGIS", "SQL")}
+        failed = sum(not (r.ways["FULL"].ok and r.ways["POSTGIS"].ok) for r in at)
+        print(
+            f"{size:>9}: {total['FULL']:.1f} / {total['POSTGIS']:.1f} / {total['SQL']:.2f} s, "
+            f"{max(r.ways['FULL'].sandbox_mib for r in at):.0f} MiB, "
+            f"{sum(r.ways['FULL'].exported_bytes for r in at) / 2**20:.1f} MiB out, "
+            f"{failed} failed"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build, verify, measure; 1 if verification or a run failed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--full-policy", choices=["separated", "postgis"], default="separated")
+    parser.add_argument("--no-verify", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    databases = {size: ensure_database(size) for size in args.sizes}
+    verified = True
+    if not args.no_verify and FILLED_AT in databases:
+        verified = verify(args.full_policy)
+    rows: list[Row] = []
+    print(HEADER)
+    with tempfile.TemporaryDirectory(prefix="geoask-scale-") as scratch:
+        for size, database in databases.items():
+            rows += measure_size(size, database, args.full_policy, Path(scratch))
+    summary(rows)
+    print(f"\nscale benchmark done in {time.perf_counter() - started:.0f} s")
+    failed = any(not (r.ways["FULL"].ok and r.ways["POSTGIS"].ok) for r in rows)
+    return 0 if verified and not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
