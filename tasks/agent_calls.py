@@ -16,7 +16,8 @@ from pydantic_ai import Agent, capture_run_messages
 from pydantic_ai.usage import UsageLimits
 
 from geoask.errors import GeoaskError
-from geoask.models.llm import ModelProvider, broken_rules, model_call_error, token_usage
+from geoask.models.feedback import broken_rules
+from geoask.models.llm import ModelProvider, model_call_error, token_usage
 from geoask.records.execution_log import ExecutionRecorder, ModelCall
 
 DepsT = TypeVar("DepsT")

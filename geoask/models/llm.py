@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic_ai import exceptions as ai_errors
-from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings, merge_model_settings
 
@@ -199,43 +199,12 @@ def is_transient_model_error(error: BaseException) -> bool:
     return False
 
 
-def broken_rules(messages: Sequence[ModelMessage]) -> str | None:
-    """The rules an agent run's outputs broke: its last rejection's feedback, on one line.
-
-    An output validator rejects an attempt with ``ModelRetry`` naming each broken rule
-    (``agents/_checks.py``), sent back as the output tool's ``retried`` return; a schema or
-    tool-argument error comes back as a :class:`RetryPromptPart`. The run's last attempt, the
-    one that spent the budget, gets no feedback: the last rejection before it is returned.
-    """
-    for message in reversed(messages):
-        if not isinstance(message, ModelRequest):
-            continue
-        texts = [_feedback_text(part) for part in message.parts
-                 if isinstance(part, RetryPromptPart)
-                 or (isinstance(part, ToolReturnPart) and part.outcome == "retried")]
-        if texts:
-            return " ".join(texts)
-    return None
-
-
-def _feedback_text(part: RetryPromptPart | ToolReturnPart) -> str:
-    content = part.content
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):  # a RetryPromptPart's validation errors
-        text = "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}"
-                         for e in content if isinstance(e, dict))
-    else:
-        text = str(content)
-    return " ".join(text.split())
-
-
 def model_call_error(error: BaseException, role: str,
                      endpoint: str | None = None, *, broken: str | None = None) -> ModelCallError:
     """Translate an exception raised by an agent run into a user-readable :class:`ModelCallError`.
 
     Returns an :class:`AgentOutputError` when the output retry budget ran out (naming what the
-    outputs broke, ``broken``: :func:`broken_rules`), a transient
+    outputs broke, ``broken``: :func:`geoask.models.feedback.broken_rules`), a transient
     :class:`ModelCallError` for 429/5xx/timeouts/connection failures (after the SDK's own
     retries), and a non-transient one otherwise (authentication, unknown model, malformed
     response). A :class:`ModelCallError` is returned unchanged. A failed connection names

@@ -133,7 +133,7 @@ def test_exhausted_budget_names_the_rule_the_last_attempt_broke():
 def test_broken_rules_reads_the_last_rejection():
     from pydantic_ai.messages import ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
 
-    from geoask.models.llm import broken_rules
+    from geoask.models.feedback import broken_rules
 
     messages = [ModelRequest(parts=[UserPromptPart("q")]),
                 ModelRequest(parts=[RetryPromptPart("Fix these and answer again:\n1. a\n2. b")]),
