@@ -47,7 +47,7 @@ def database_status(settings: Settings, catalog: Catalog) -> DatabaseStatus:
     mode = "external" if external else "embedded"
     running = True if external else EmbeddedCluster(settings).is_running()
     counts: dict[str, int | None] = {t.name: None for t in catalog.tables}
-    hint = ("this is the shipped demo catalog, not one of that server's database: set "
+    hint = ("this is the shipped demo catalog, not a catalog of that server's database: set "
             "GEOASK_CATALOG_PATH to its catalog (draft one with `geoask catalog draft`)"
             if external and settings.catalog_path.resolve() == CATALOG_PATH.resolve() else None)
     status = functools.partial(DatabaseStatus, mode=mode, catalog=str(settings.catalog_path),

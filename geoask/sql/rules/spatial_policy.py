@@ -8,7 +8,7 @@ does not aggregate: the box is a superset of the answer, never the answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sqlglot import exp
@@ -24,6 +24,7 @@ from geoask.sql.functions import (
 )
 from geoask.sql.parsing import ORIGINAL_NAME_KEY, ParsedQuery, violation_at
 from geoask.sql.pgview import PgView
+from geoask.sql.screen_srids import screen_srid_problem
 from geoask.sql.screens import GlotScreen, exported, glot_screens, pg_screened_view
 from geoask.sql.violation import GuardViolation, PgViolation
 
@@ -107,7 +108,7 @@ def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation 
                 RULE, f"an operator applied to a geometry computes in SQL; {ADVICE}", node,
                 query,
             )
-    return _screened_use(query, screens)
+    return _screened_use(query, screens, context.declared_srids)
 
 
 def spatial_policy_pg(view: PgView, context: GuardContext) -> PgViolation | None:
@@ -208,8 +209,13 @@ def _screen_misuse(aggregates: bool, columns: frozenset[tuple[str, str]] | list[
     return None
 
 
-def _screened_use(query: ParsedQuery, screens: tuple[GlotScreen, ...]) -> GuardViolation | None:
-    """Refuse a screened query that aggregates its rows or drops a screened geometry."""
+def _screened_use(query: ParsedQuery, screens: tuple[GlotScreen, ...],
+                  declared_srids: Mapping[str, int]) -> GuardViolation | None:
+    """Refuse a screened query that aggregates its rows, drops its geometry or mixes SRIDs.
+
+    The SRIDs of a screen's box and column are compared by
+    :func:`geoask.sql.screen_srids.screen_srid_problem`.
+    """
     if not screens:
         return None
     select = query.tree
@@ -220,9 +226,12 @@ def _screened_use(query: ParsedQuery, screens: tuple[GlotScreen, ...]) -> GuardV
     )
     columns = frozenset().union(*(screen.columns for screen in screens))
     problem = _screen_misuse(aggregates, columns, _glot_exported(select.expressions))
-    if problem is None:
-        return None
-    return violation_at(RULE, f"{problem}; {ADVICE}", screens[0].node, query)
+    if problem is not None:
+        return violation_at(RULE, f"{problem}; {ADVICE}", screens[0].node, query)
+    for screen in screens:
+        if (mixed := screen_srid_problem(screen.node, query, declared_srids)) is not None:
+            return violation_at(RULE, mixed, screen.node, query)
+    return None
 
 
 def _glot_exported(items: list[exp.Expr]) -> frozenset[str]:
