@@ -201,6 +201,8 @@ class PostgresSqlRunner:
             )
             cursor = connection.cursor()
             rows = self._fetch(cursor, sql, row_cap)
+            if not rows:  # a stream of no row leaves no description: read the empty result's
+                cursor.execute(sql)  # columns (geometry ones too) by running it once more
             if cursor.description is None:
                 return QueryResult((), [], row_cap, sql)
             columns = _columns(connection, cursor)

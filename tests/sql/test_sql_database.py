@@ -192,3 +192,19 @@ def test_every_allowed_fixture_runs_on_the_demo_database(reader_url, case):
         assert error.kind == "result_too_large", error
     else:
         assert result.row_count <= 5
+
+
+def test_an_empty_result_keeps_its_columns_and_exports_an_empty_feature_collection(
+        runner, tmp_path):
+    """Found by the attack pass: no row used to lose every column (and the GeoJSON file)."""
+    import json
+
+    from geoask.sql.step import run_statement
+
+    run = run_statement("SELECT iata, geom FROM demo.airports WHERE false", POSTGIS, runner,
+                        str(tmp_path), name="none")
+    assert [c.name for c in run.result.columns] == ["iata", "geom"]
+    assert run.result.columns[1].is_geometry and run.result.row_count == 0
+    assert run.exported.data_path.endswith("none.geojson")
+    collection = json.loads((tmp_path / "none.geojson").read_text())
+    assert collection["type"] == "FeatureCollection" and collection["features"] == []
