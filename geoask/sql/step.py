@@ -56,7 +56,8 @@ def run_statement(
     Args:
         sql: the submitted statement (executed as submitted, never regenerated).
         context: the guard's policy, contract, row cap and catalog names; its
-            ``declared_srids`` resolve geometry values with SRID 0 in the export, its
+            ``declared_srids`` and ``declared_planar`` resolve geometry values with SRID 0 in
+            the export, its
             ``raster_bands`` describe a raster's bands in the preview.
         runner: executes the checked statement (``PostgresSqlRunner`` as the reader role).
         out_dir: local folder or fsspec URL receiving ``<name>.geojson|json`` and a preview.
@@ -68,8 +69,8 @@ def run_statement(
         QueryRejectedError: a guard rule failed.
         QueryExecutionError: the database refused or failed the statement.
         DatabaseError: the database cannot be reached.
-        CrsError: a geometry's CRS cannot be told (SRID 0 outside lon/lat range, none
-            declared) - the message says how to set the SRID.
+        CrsError: a geometry's CRS cannot be told (SRID 0 and none declared in the
+            catalog) - the message names the catalog field to set.
         ArtifactWriteError: the export could not be written.
 
     """
@@ -91,6 +92,7 @@ def run_statement(
     try:
         exported = export_result(result, out_dir, name=name, preview_rows=preview_rows,
                                  declared_srids=context.declared_srids,
+                                 declared_planar=context.declared_planar,
                                  raster_bands=context.raster_bands)
     except GeoaskError as error:
         record("export", "error", f"{'crs' if isinstance(error, CrsError) else 'export'}: "
