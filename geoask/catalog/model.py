@@ -341,6 +341,8 @@ class Catalog(_Strict):
             for c in t.columns:
                 lines += [f"{t.name}.{c.name}: {field} is TODO"
                           for field, value in _fields(c) if value == TODO]
+                if c.geo is not None and c.geo.crs == TODO:
+                    lines.append(f"{t.name}.{c.name}: geo.crs is TODO ({c.geo.crs_note})")
                 for band in c.raster.bands if c.raster is not None else ():
                     lines += [f"{t.name}.{c.name} band {band.index}: {field} is TODO"
                               for field, value in _fields(band) if value == TODO]

@@ -26,8 +26,12 @@ from geoask.errors import CrsError
 
 EPSG_AUTHORITY = "EPSG"
 SPATIAL_REF_SYS_QUERY = ("SELECT srid, auth_name, auth_srid, srtext, proj4text"
-                         " FROM public.spatial_ref_sys WHERE srid = ANY(%s)")
-"""The one query reading the definitions of a result's SRIDs (parameter: the SRID list)."""
+                         " FROM spatial_ref_sys WHERE srid = ANY(%s)")
+"""The one query reading the definitions of a result's SRIDs (parameter: the SRID list).
+
+Unqualified, like the ``geometry`` type the executor's loaders look up: PostGIS's schema is on
+the reader role's search path.
+"""
 
 
 @dataclass(frozen=True)
