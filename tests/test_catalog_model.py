@@ -15,6 +15,7 @@ from geoask.catalog.model import (
     COMMON_SPATIAL_GRANULARITIES,
     Catalog,
     Column,
+    GeoInfo,
     load_catalog,
 )
 from geoask.catalog.spatial import SpatialKind
@@ -219,3 +220,26 @@ def test_ddl_adds_raster_constraints_and_a_convex_hull_index():
     assert any("USING gist (ST_ConvexHull(\"rast\"))" in s for s in statements)
     assert any(s.startswith("SELECT AddRasterConstraints('demo'::name, 'landsat_etm'::name")
                for s in statements)
+
+
+@pytest.mark.parametrize(("geo", "problem"), [
+    ({"crs": "EPSG:2248"}, None),
+    ({"crs": "planar", "units": "foot"}, None),
+    ({"crs": "planar", "units": "unknown"}, None),
+    ({"crs": "TODO", "crs_note": "SRID 0: coordinates ..."}, None),
+    ({"crs": "planar"}, "geo.units is required with geo.crs: planar"),
+    ({"crs": "EPSG:2248", "units": "foot"}, "allowed only then"),
+    ({"units": "metre"}, "allowed only then"),
+    ({"crs": "planar", "units": "yard"}, "units"),
+    ({"crs": "2248"}, "crs"),
+    ({"crs": "EPSG:0"}, "crs"),
+], ids=["epsg", "planar feet", "planar unknown", "todo", "planar without units",
+        "units with epsg", "units alone", "unknown unit", "bare code", "epsg 0"])
+def test_a_declared_crs_is_epsg_or_planar_with_units(geo, problem):
+    facts = {"geometry_type": "POLYGON", "srid": 0, **geo}
+    if problem is None:
+        info = GeoInfo.model_validate(facts)
+        assert info.declared_epsg == (2248 if geo.get("crs") == "EPSG:2248" else None)
+        return
+    with pytest.raises(ValidationError, match=problem):
+        GeoInfo.model_validate(facts)
