@@ -19,6 +19,8 @@ Both the PNG map (:mod:`geoask.maps.answer_map`) and the interactive one
 
 from __future__ import annotations
 
+import io
+import json
 import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ import pandas as pd
 from shapely.geometry import box, shape
 
 from geoask.base.formats import GEOJSON, format_of
+from geoask.sql.crs import PLANAR
 from geoask.vocabulary.answers import AnswerType, FinalAnswer
 
 if TYPE_CHECKING:
@@ -100,15 +103,41 @@ def geojson_layers(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[tupl
 
 
 def read_layers(files: Iterable[tuple[str, str]]) -> dict[str, gpd.GeoDataFrame]:
-    """The non-empty GeoJSON files (any fsspec URL) as GeoDataFrames in EPSG:4326, by name."""
+    """The non-empty GeoJSON files (any fsspec URL) as GeoDataFrames in EPSG:4326, by name.
+
+    A file of planar coordinates (its top-level ``crs`` member names ``planar``: SRID 0 data
+    the catalog declares planar, :mod:`geoask.sql.crs`) has no CRS (``crs`` None) and its units
+    in ``frame.attrs["planar_units"]`` (:func:`planar_units`).
+    """
     layers: dict[str, gpd.GeoDataFrame] = {}
     for name, url in files:
         with fsspec.open(url, "rb") as handle:
-            frame = gpd.read_file(handle)
+            data = handle.read()
+        frame = gpd.read_file(io.BytesIO(data))
         frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
-        if len(frame):
+        if not len(frame):
+            continue
+        units = _declared_planar_units(json.loads(data))
+        if units is None:
             layers[name] = frame.set_crs(4326, allow_override=True)
+        else:
+            layers[name] = frame.set_crs(None, allow_override=True)
+            layers[name].attrs["planar_units"] = units
     return layers
+
+
+def planar_units(frame: gpd.GeoDataFrame) -> str | None:
+    """The declared units of a planar layer (``metre``, ``foot``, ``unknown``); None if lon/lat."""
+    units = frame.attrs.get("planar_units")
+    return str(units) if units is not None else None
+
+
+def _declared_planar_units(collection: Any) -> str | None:
+    member = collection.get("crs") if isinstance(collection, dict) else None
+    properties = member.get("properties") if isinstance(member, dict) else None
+    if not isinstance(properties, dict) or properties.get("name") != PLANAR:
+        return None
+    return str(properties.get("units") or "unknown")
 
 
 def answer_values(answer: FinalAnswer) -> dict[str, list[Any]]:
