@@ -54,6 +54,8 @@ WGS84_SRID = 4326
 UNKNOWN_SRID = 0
 PLANAR = "planar"
 """``NativeCrs.crs`` of SRID 0 values the catalog declares planar (in no named CRS)."""
+PLANAR_MARKER = "planar coordinates in"
+"""Opens the description of planar data in a preview's ``crs of`` line (:func:`planar_text`)."""
 METRIC_UNITS = frozenset({"metre", "foot", "US survey foot"})
 """Axis units of a projected CRS that scripts may measure in directly."""
 Definitions = Mapping[int, SpatialRefSys]
@@ -140,8 +142,9 @@ def planar_text(units: str | None) -> str:
     measure = ("measure areas and distances directly in them (units unknown: report them as "
                "units of the data)" if units in (None, "unknown")
                else f"measure areas and distances directly in {units}")
-    return (f"planar coordinates in {units or 'unknown'} (no named CRS), exported as they are, "
-            f"not lon/lat; {measure}; never to_crs() or set a CRS in metres")
+    return (f"{PLANAR_MARKER} {units or 'unknown'} (no named CRS), exported as they are, not "
+            f"lon/lat; {measure}; read it with set_crs(None, allow_override=True) and never "
+            "to_crs()")
 
 
 def reproject_result(
