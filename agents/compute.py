@@ -13,7 +13,7 @@ import ast
 import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -22,6 +22,7 @@ from pydantic_ai import Agent, RunContext
 from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
 from geoask.base.formats import EXPORT_FORMATS, Content, formats_holding
+from geoask.sql.crs import PLANAR_MARKER
 from geoask.vocabulary.drafts import ComputeOutput, ComputeRefusal, ComputeScript
 from geoask.vocabulary.plan import ExecutionConstraints, Intent, OperationIntent, PlanStep
 from sandbox.protocol import PROTOCOL_EXAMPLE
@@ -103,6 +104,10 @@ network, over the input files (previews given) that the listed SQL exported.
   make_valid geometries before overlays.
 - Rows an SQL bounding-box screen (&&) selected are a superset (filter-refine): apply the
   exact distance or predicate before counting, ranking or reporting them.
+- An input whose "crs of" line says "planar coordinates" is SRID 0 data the catalog declares
+  planar: exported in its own coordinates, not lon/lat; drop the CRS GeoPandas assumes
+  (set_crs(None, allow_override=True)), never to_crs(), and measure in its declared units
+  (unknown units: report "units of the data").
 - A GeoTIFF input keeps the raster's own CRS (its preview's "raster:" line gives bands, CRS,
   pixel size, nodata and extent; the schema gives band meanings and units): mask nodata
   (read(masked=True)), reproject vector zones to_crs() the raster's CRS before
@@ -214,12 +219,18 @@ def prints_protocol_json(tree: ast.Module) -> str | None:
     return f"end by printing the protocol object as JSON, e.g. {PROTOCOL_EXAMPLE}"
 
 
-def projects_for_distances(tree: ast.Module, intent: Intent) -> str | None:
+def projects_for_distances(tree: ast.Module, intent: Intent,
+                           inputs: Sequence[InputArtifact] = ()) -> str | None:
     """A question with a distance (or a measurement) reprojects to a metric CRS first.
 
-    ``to_crs``/``estimate_utm_crs`` or geodesic measurement with ``pyproj.Geod`` count.
+    ``to_crs``/``estimate_utm_crs`` or geodesic measurement with ``pyproj.Geod`` count. Inputs
+    that are all planar (:data:`~geoask.sql.crs.PLANAR_MARKER` in their previews) are measured
+    in their own units: no projection is asked for (inputs without geometry do not count).
     """
     if intent.topology.distance is None and intent.operation is not OperationIntent.MEASURE:
+        return None
+    located = [item for item in inputs if "crs of " in item.preview]
+    if located and all(PLANAR_MARKER in item.preview for item in located):
         return None
     for node in ast.walk(tree):
         name = node.attr if isinstance(node, ast.Attribute) else (
@@ -272,7 +283,8 @@ def compute_errors(output: ComputeOutput, deps: ComputeDeps) -> list[str]:
     if isinstance(tree, str):
         return [tree]
     errors = [error for rule in SCRIPT_RULES if (error := rule(tree)) is not None]
-    for error in (reads_every_input(tree, deps.inputs), projects_for_distances(tree, deps.intent)):
+    for error in (reads_every_input(tree, deps.inputs),
+                  projects_for_distances(tree, deps.intent, deps.inputs)):
         if error is not None:
             errors.append(error)
     return errors

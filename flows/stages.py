@@ -106,7 +106,7 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
         status=status, answer=answer, message=message, evidence=trail,
         transitions=log.transitions, route=log.route, run_id=run.run_id,
         artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
-        maps=[maps.png, maps.html] if maps else [],
+        maps=[url for url in (maps.png, maps.html) if url] if maps else [],
     )
     publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
                 run.run_id, sections=[maps.markdown if maps else "",

@@ -15,6 +15,7 @@ from geoask.catalog.model import (
     COMMON_SPATIAL_GRANULARITIES,
     Catalog,
     Column,
+    GeoInfo,
     load_catalog,
 )
 from geoask.catalog.spatial import SpatialKind
@@ -233,3 +234,26 @@ def test_a_range_keeps_the_type_of_its_values(loaded, shown):
                                     "description": "how many of them were counted"})
     assert list(column.range) == loaded
     assert shown in column_comment(column)
+
+
+@pytest.mark.parametrize(("geo", "problem"), [
+    ({"crs": "EPSG:2248"}, None),
+    ({"crs": "planar", "units": "foot"}, None),
+    ({"crs": "planar", "units": "unknown"}, None),
+    ({"crs": "TODO", "crs_note": "SRID 0: coordinates ..."}, None),
+    ({"crs": "planar"}, "geo.units is required with geo.crs: planar"),
+    ({"crs": "EPSG:2248", "units": "foot"}, "allowed only then"),
+    ({"units": "metre"}, "allowed only then"),
+    ({"crs": "planar", "units": "yard"}, "units"),
+    ({"crs": "2248"}, "crs"),
+    ({"crs": "EPSG:0"}, "crs"),
+], ids=["epsg", "planar feet", "planar unknown", "todo", "planar without units",
+        "units with epsg", "units alone", "unknown unit", "bare code", "epsg 0"])
+def test_a_declared_crs_is_epsg_or_planar_with_units(geo, problem):
+    facts = {"geometry_type": "POLYGON", "srid": 0, **geo}
+    if problem is None:
+        info = GeoInfo.model_validate(facts)
+        assert info.declared_epsg == (2248 if geo.get("crs") == "EPSG:2248" else None)
+        return
+    with pytest.raises(ValidationError, match=problem):
+        GeoInfo.model_validate(facts)

@@ -21,8 +21,11 @@ from psycopg import sql
 
 from geoask.catalog import introspect, profile, spatial_joins
 from geoask.catalog.introspect import LiveColumn, Relation
-from geoask.catalog.model import Catalog, Column, JoinPath, Table
+from geoask.catalog.model import TODO, Catalog, Column, JoinPath, Table
 from geoask.catalog.spatial import spatial_modifiers
+
+SRID_0_HINT = ("; for an SRID 0 column keep the type's SRID 0 and declare the CRS as geo.crs "
+               "(EPSG:<code>, or planar with geo.units)")
 
 _PG_NAMES = [
     (re.compile(r"^char\((\d+)\)$", re.I), r"character(\1)"),
@@ -130,7 +133,9 @@ def _check_column(conn: psycopg.Connection, rel: Relation, column: Column,
     actual = spatial_modifiers(live.type)
     if stated is not None and actual is not None:
         if stated[1] != actual[1]:
-            out.append(f"SRID {stated[1]} in the catalog, {actual[1]} in the database")
+            out.append(f"SRID {stated[1]} in the catalog, {actual[1]} in the database"
+                       + (SRID_0_HINT if actual[1] == 0 else ""))
+        out += _check_declared_crs(column, [actual[1]])
         if stated[0] != actual[0]:
             out.append(f"geometry type {stated[0]} in the catalog, {actual[0]} in the database")
     elif pg_type_name(column.type).lower().replace(" ", "") != live.type.lower().replace(" ", ""):
@@ -176,6 +181,7 @@ def _check_sampled_geometry(conn: psycopg.Connection, rel: Relation,
         return [f"SRID not checked ({rows})"]
     out = []
     srids, types = sorted({r[0] for r in rows}), sorted({r[1] for r in rows})
+    out += _check_declared_crs(column, srids)
     if srids and srids != [column.geo.srid]:
         out.append(f"SRID {column.geo.srid} in the catalog, {', '.join(map(str, srids))} in the "
                    "database (sampled)")
@@ -183,6 +189,18 @@ def _check_sampled_geometry(conn: psycopg.Connection, rel: Relation,
         out.append(f"geometry type {column.geo.geometry_type} in the catalog, "
                    f"{', '.join(types)} in the database (sampled)")
     return out
+
+
+def _check_declared_crs(column: Column, srids: list[int]) -> list[str]:
+    """A ``geo.crs`` declaration is for SRID 0 columns only; an SRID 0 column needs one."""
+    declared = column.geo.crs if column.geo is not None else None
+    if declared is not None and declared != TODO and srids and srids != [0]:
+        return [f"geo.crs {declared} in the catalog, but the database has SRID "
+                f"{', '.join(map(str, srids))}: declare a CRS only for SRID 0 columns"]
+    if declared is None and srids == [0] and (spatial_modifiers(column.type) or ("", 0))[1] == 0:
+        return ["SRID 0 in the database and no geo.crs in the catalog: the export refuses it "
+                "until geo.crs is EPSG:<code> or planar (with geo.units metre|foot|unknown)"]
+    return []
 
 
 def _rows(conn: psycopg.Connection, query: sql.Composed | sql.SQL,

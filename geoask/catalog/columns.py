@@ -1,4 +1,4 @@
-"""What a catalog declares about its spatial columns: their names, SRIDs and raster bands.
+"""What a catalog declares about its spatial columns: names, SRIDs, planar CRSs, raster bands.
 
 The notion of a spatial column itself (its :class:`~geoask.catalog.spatial.SpatialKind`, from the
 type alone) is :mod:`geoask.catalog.spatial`; these read it over a whole :class:`Catalog`.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from geoask.catalog.model import Catalog
+from geoask.catalog.model import PLANAR, Catalog, PlanarUnits
 from geoask.catalog.spatial import (
     CONVENTIONAL_COLUMN_NAMES,
     VECTOR_KINDS,
@@ -48,9 +48,10 @@ def declared_srids(catalog: Catalog | None) -> dict[str, int]:
     """The SRID the catalog declares per vector column, keyed ``schema.table.column``.
 
     Taken from the column type's modifier (``geometry(MultiPolygon,2263)``) or, when the type
-    has none, from the measured ``geo.srid`` of a draft; SRID 0 (unknown) is left out, so the
-    mapping only holds real CRSs. The export uses it for values that arrive with SRID 0
-    (:mod:`geoask.sql.crs`). No catalog gives an empty mapping. Never raises.
+    has none, from the measured ``geo.srid`` of a draft, else from a declared ``geo.crs:
+    EPSG:<code>``; SRID 0 (unknown) is left out, so the mapping only holds real CRSs. The export
+    uses it for values that arrive with SRID 0 (:mod:`geoask.sql.crs`). No catalog gives an
+    empty mapping. Never raises.
     """
     found: dict[str, int] = {}
     if catalog is None:
@@ -63,10 +64,25 @@ def declared_srids(catalog: Catalog | None) -> dict[str, int]:
             modifiers = spatial_modifiers(column.type)
             srid = modifiers[1] if modifiers is not None else 0
             if srid == 0 and column.geo is not None:
-                srid = column.geo.srid
+                srid = column.geo.srid or column.geo.declared_epsg or 0
             if srid > 0:
                 found[f"{schema}.{table.name}.{column.name}"] = srid
     return found
+
+
+def declared_planar(catalog: Catalog | None) -> dict[str, PlanarUnits]:
+    """The units of each vector column the catalog declares planar, keyed ``schema.table.column``.
+
+    A column declares ``geo.crs: planar`` with ``geo.units`` (``metre``, ``foot``, ``unknown``)
+    when its database SRID is 0 and its coordinates are in no named CRS; the export keeps them
+    in their own coordinates (:mod:`geoask.sql.crs`). No catalog gives an empty mapping.
+    """
+    if catalog is None:
+        return {}
+    return {f"{catalog.schema_of(table)}.{table.name}.{column.name}": column.geo.units
+            for table in catalog.tables for column in table.columns
+            if column.geo is not None and column.geo.crs == PLANAR
+            and column.geo.units is not None}
 
 
 def declared_raster_bands(catalog: Catalog | None) -> dict[str, tuple[str, ...]]:

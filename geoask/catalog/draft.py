@@ -46,6 +46,7 @@ from geoask.catalog.model import (
     Table,
     TemporalCoverage,
     TemporalGranularity,
+    Todo,
 )
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
@@ -174,9 +175,10 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
         geo = profile.geometry_profile(conn, rel, col.name, spatial, prof, postgis)
         crs = introspect.crs_info(conn, geo.srid)
         data["unit"] = f"{crs.units} ({crs.authority})" if crs.units else TODO
+        crs_todo, crs_note = _undeclared_crs(geo.srid, geo.extent)
         data["geo"] = GeoInfo(geometry_type=geo.geometry_type, srid=geo.srid, crs_name=crs.name,
                               crs_units=crs.units, extent=geo.extent, valid_share=geo.valid_share,
-                              sampled=geo.sampled)
+                              sampled=geo.sampled, crs=crs_todo, crs_note=crs_note)
         return Column.model_validate(data)
     if profile.is_ranged(col):
         data["range"] = profile.value_range(conn, rel, col, prof)
@@ -190,6 +192,30 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
     elif col.category == "S":
         data["values"] = profile.distinct_values(conn, rel, col, prof)
     return Column.model_validate(data)
+
+
+def _undeclared_crs(srid: int, extent: tuple[float, float, float, float] | None
+                    ) -> tuple[Todo | None, str | None]:
+    """``TODO`` and what the coordinates suggest, for an SRID 0 column; else ``(None, None)``.
+
+    The observation is a hint for the person filling in the draft, never a decision.
+
+    >>> _undeclared_crs(0, (-79.0, 35.5, -78.2, 36.1))[1][:58]
+    'SRID 0: coordinates x -79 to -78.2, y 35.5 to 36.1 lie wit'
+    >>> _undeclared_crs(4326, None)
+    (None, None)
+    """
+    if srid != 0:
+        return None, None
+    if extent is None:
+        return TODO, "SRID 0 and no coordinates sampled"
+    minx, miny, maxx, maxy = extent
+    lonlat = max(abs(minx), abs(maxx)) <= 180 and max(abs(miny), abs(maxy)) <= 90
+    where = f"SRID 0: coordinates x {minx:.6g} to {maxx:.6g}, y {miny:.6g} to {maxy:.6g}"
+    return TODO, where + (
+        " lie within longitude/latitude range (EPSG:4326 is possible, not certain)" if lonlat
+        else " are not longitude/latitude (a projected CRS, or planar)") + (
+        "; set geo.crs: EPSG:<code>, or planar with geo.units metre|foot|unknown")
 
 
 def _spatial_granularity(columns: list[Column]) -> str:

@@ -16,10 +16,9 @@ and ``match_share``) default to what the demo catalog means without them.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import yaml
 from pydantic import (
@@ -32,6 +31,8 @@ from pydantic import (
 )
 
 from geoask.base.yamlio import load_yaml
+from geoask.catalog.granularity import COMMON_SPATIAL_GRANULARITIES as COMMON_SPATIAL_GRANULARITIES
+from geoask.catalog.granularity import SpatialGranularity, TemporalGranularity
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
 
@@ -44,40 +45,14 @@ Todo = Literal["TODO"]
 """The type of the :data:`TODO` marker; a field typed ``X | Todo`` accepts it."""
 
 
-GRANULARITY_LABEL_PATTERN = r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$"
-"""A spatial granularity label: lower_snake_case, e.g. ``census_tract`` or ``canton``."""
+PLANAR: Final = "planar"
+"""``geo.crs`` of planar coordinates in no named CRS (with ``geo.units``)."""
 
-SpatialGranularity = Annotated[
-    str, StringConstraints(pattern=GRANULARITY_LABEL_PATTERN, max_length=63)
-]
-"""The spatial unit one row of a table describes: an open, lower_snake_case label.
+DECLARED_CRS_PATTERN = r"^(EPSG:[1-9][0-9]*|planar)$"
+"""A declared ``geo.crs``: ``EPSG:<code>`` or ``planar``."""
 
-Any unit a database has is allowed (``parcel``, ``census_tract``, ``canton``, ``station``);
-``none`` means rows are not places. :data:`COMMON_SPATIAL_GRANULARITIES` lists common values.
-A value that is not lower_snake_case (``Census Tract``) fails validation.
-"""
-
-COMMON_SPATIAL_GRANULARITIES: tuple[str, ...] = (
-    "state", "county", "grid_cell", "point", "line", "country", "canton", "raster_cell", "none",
-)
-"""Labels in common use (those of the demo catalog); documentation, not a closed list."""
-
-
-class TemporalGranularity(StrEnum):
-    """The time step one row of a table describes (``static``: no time dimension).
-
-    A closed, ordered set of calendar steps (the retrieval filter ranks them from fine to
-    coarse), unlike the open :data:`SpatialGranularity` labels.
-    """
-
-    STATIC = "static"
-    HOURLY = "hourly"
-    DAILY = "daily"
-    WEEKLY = "weekly"
-    MONTHLY = "monthly"
-    QUARTERLY = "quarterly"
-    ANNUAL = "annual"
-    DECADAL = "decadal"
+PlanarUnits = Literal["metre", "foot", "unknown"]
+"""Units of planar coordinates a catalog declares (``unknown``: measure in the data's units)."""
 
 
 class _Strict(BaseModel):
@@ -90,15 +65,38 @@ class GeoInfo(_Strict):
     ``extent`` is ``[xmin, ymin, xmax, ymax]`` in the column's own CRS units (degrees for
     EPSG:4326, metres for UTM); ``valid_share`` is the share (0-1) of ``ST_IsValid`` geometries
     in a sample of ``sampled`` non-NULL values.
+
+    ``crs`` declares the CRS of a column whose database SRID is 0 (unknown): ``EPSG:<code>``,
+    or :data:`PLANAR` with ``units`` (``metre``, ``foot`` or ``unknown``) for planar coordinates
+    in no named CRS; a draft writes ``TODO`` and its observation of the coordinates in
+    ``crs_note``. geoask never guesses an SRID 0 column's CRS (:mod:`geoask.sql.crs`).
     """
 
     geometry_type: str
     srid: int
     crs_name: str | None = None
     crs_units: str | None = None
+    crs: Annotated[str, StringConstraints(pattern=DECLARED_CRS_PATTERN)] | Todo | None = Field(
+        default=None, description="CRS of an SRID 0 column: 'EPSG:<code>' or 'planar'.")
+    units: PlanarUnits | None = Field(
+        default=None, description="Units of a planar column: metre, foot or unknown.")
+    crs_note: str | None = Field(
+        default=None, description="Drafts: what the coordinates suggest; a hint, not a CRS.")
     extent: tuple[float, float, float, float] | None = None
     valid_share: float | None = Field(default=None, ge=0.0, le=1.0)
     sampled: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _units_only_with_planar(self) -> GeoInfo:
+        if (self.crs == PLANAR) != (self.units is not None):
+            raise ValueError("geo.units is required with geo.crs: planar and allowed only then")
+        return self
+
+    @property
+    def declared_epsg(self) -> int | None:
+        """The EPSG code ``crs`` declares, or None (planar, TODO, none)."""
+        declared = self.crs or ""
+        return int(declared[5:]) if declared.startswith("EPSG:") else None
 
 
 class RasterBand(_Strict):
@@ -343,6 +341,8 @@ class Catalog(_Strict):
             for c in t.columns:
                 lines += [f"{t.name}.{c.name}: {field} is TODO"
                           for field, value in _fields(c) if value == TODO]
+                if c.geo is not None and c.geo.crs == TODO:
+                    lines.append(f"{t.name}.{c.name}: geo.crs is TODO ({c.geo.crs_note})")
                 for band in c.raster.bands if c.raster is not None else ():
                     lines += [f"{t.name}.{c.name} band {band.index}: {field} is TODO"
                               for field, value in _fields(band) if value == TODO]

@@ -20,6 +20,8 @@ Both the PNG map (:mod:`geoask.maps.answer_map`) and the interactive one
 
 from __future__ import annotations
 
+import io
+import json
 import numbers
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ import pyarrow.parquet as pq
 from shapely.geometry import box, shape
 
 from geoask.base.formats import GEOJSON, GEOPARQUET, ExportFormat, format_of, format_of_file
+from geoask.sql.crs import PLANAR
 from geoask.vocabulary.answers import AnswerType, FinalAnswer
 
 if TYPE_CHECKING:
@@ -118,10 +121,13 @@ def feature_layers(step_artifacts: Sequence[Sequence[ArtifactRef]]) -> list[tupl
 
 
 def read_layers(files: Iterable[tuple[str, str]]) -> dict[str, gpd.GeoDataFrame]:
-    """The non-empty feature files (any fsspec URL) as GeoDataFrames in EPSG:4326, by name.
+    """The non-empty feature files (any fsspec URL) as GeoDataFrames, by name.
 
-    Each file is read by its format's reader (:data:`LAYER_READERS`, told by the suffix);
-    a Parquet file without ``geo`` metadata holds no layer.
+    Each file is read by its format's reader (:data:`LAYER_READERS`, told by the suffix); a
+    Parquet file without ``geo`` metadata holds no layer. Layers are in EPSG:4326, except a
+    GeoJSON of planar coordinates (its top-level ``crs`` member names ``planar``: SRID 0 data
+    the catalog declares planar, :mod:`geoask.sql.crs`), which has no CRS (``crs`` None) and
+    its units in ``frame.attrs["planar_units"]`` (:func:`planar_units`).
 
     Raises:
         ValueError: a file's suffix names no format drawn as a layer.
@@ -134,13 +140,34 @@ def read_layers(files: Iterable[tuple[str, str]]) -> dict[str, gpd.GeoDataFrame]
             raise ValueError(f"{url} is no map layer (layers: "
                              f"{', '.join(f.suffix for f in LAYER_READERS)})")
         with fsspec.open(url, "rb") as handle:
-            frame = LAYER_READERS[found](handle)
+            data = handle.read()
+        frame = LAYER_READERS[found](io.BytesIO(data))
         if frame is None:
             continue
         frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
-        if len(frame):
+        if not len(frame):
+            continue
+        units = _declared_planar_units(json.loads(data)) if found is GEOJSON else None
+        if units is None:
             layers[name] = frame.set_crs(4326, allow_override=True)
+        else:
+            layers[name] = frame.set_crs(None, allow_override=True)
+            layers[name].attrs["planar_units"] = units
     return layers
+
+
+def planar_units(frame: gpd.GeoDataFrame) -> str | None:
+    """The declared units of a planar layer (``metre``, ``foot``, ``unknown``); None if lon/lat."""
+    units = frame.attrs.get("planar_units")
+    return str(units) if units is not None else None
+
+
+def _declared_planar_units(collection: Any) -> str | None:
+    member = collection.get("crs") if isinstance(collection, dict) else None
+    properties = member.get("properties") if isinstance(member, dict) else None
+    if not isinstance(properties, dict) or properties.get("name") != PLANAR:
+        return None
+    return str(properties.get("units") or "unknown")
 
 
 def answer_values(answer: FinalAnswer) -> dict[str, list[Any]]:

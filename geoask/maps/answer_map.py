@@ -9,7 +9,11 @@ with a margin, in the metric CRS that fits the extent
 (:func:`geoask.sql.metric_crs.metric_crs_for_extent`: its UTM zone, else a continental or global
 equal-area CRS); up to :data:`MAX_LABELS` answer features labelled with their matched id;
 legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
-(:mod:`geoask.maps.interactive_map`: the same layers in a self-contained Leaflet page). Without
+(:mod:`geoask.maps.interactive_map`: the same layers in a self-contained Leaflet page).
+Planar layers (SRID 0 data the catalog declares planar, exported in its own coordinates) have no
+place on the Earth: they are drawn alone, as exported, with a scale bar in their declared units
+(none for unknown units), no lon/lat layer or raster with them, and no ``map.html`` (Leaflet
+places lon/lat only; the map section says why). Without
 answer features every layer is drawn in its own colour, zoomed to all of them. The GeoTIFFs a
 run exported are drawn underneath (:mod:`geoask.maps.raster_map`: a hillshaded elevation, or a
 false-colour image), so zones over a raster read as a class map over the relief; a run with
@@ -38,11 +42,13 @@ from geoask.maps.answer_features import (
     feature_layers,
     layer_styles,
     pick_answer,
+    planar_units,
     read_layers,
 )
 from geoask.maps.interactive_map import interactive_map_html
 from geoask.maps.raster_map import raster_backdrop, raster_bounds_wgs84, raster_urls
 from geoask.records.run_artifacts import Markdown, code_span
+from geoask.sql.crs import PLANAR
 from geoask.sql.metric_crs import metric_crs_for_extent
 
 if TYPE_CHECKING:
@@ -57,6 +63,8 @@ HTML_MAP_FILE: Final = "map.html"
 MARGIN_SHARE: Final = 0.15
 MIN_MARGIN_M: Final = 2000.0
 MAX_LABELS: Final = 25
+SCALED_PLANAR_UNITS: Final = frozenset({"metre", "foot"})
+"""Declared planar units a scale bar can be drawn in (not ``unknown``)."""
 Bounds = tuple[float, float, float, float]
 logger = logging.getLogger(__name__)
 
@@ -122,6 +130,26 @@ class MapView:
     limits: tuple[float, float, float, float]
 
 
+def planar_view(bounds: Bounds) -> MapView:
+    """The view of planar coordinates ``(xmin, ymin, xmax, ymax)``: drawn as they are.
+
+    >>> planar_view((0.0, 0.0, 100.0, 50.0)).limits
+    (-15.0, -15.0, 115.0, 65.0)
+    """
+    west, south, east, north = bounds
+    pad = max(east - west, north - south, 1e-9) * MARGIN_SHARE
+    return MapView(PLANAR, 1.0, (west - pad, south - pad, east + pad, north + pad))
+
+
+def planar_scale_label(length: float, units: str) -> str:
+    """A scale-bar label in planar ``units`` (``metre`` or ``foot``).
+
+    >>> planar_scale_label(500.0, "foot"), planar_scale_label(2000.0, "metre")
+    ('500 ft', '2 km')
+    """
+    return scale_label(length) if units == "metre" else f"{length:g} ft"
+
+
 def map_view(bounds_wgs84: Bounds) -> MapView:
     """The view of an extent ``(west, south, east, north)`` in degrees (see :class:`MapView`)."""
     extent = gpd.GeoDataFrame(geometry=gpd.GeoSeries.from_xy(
@@ -148,10 +176,12 @@ def plain_text(text: str) -> str:
 
 
 def render_answer_map(features: AnswerFeatures, title: str,
-                      rasters: Sequence[bytes] = ()) -> bytes:
+                      rasters: Sequence[bytes] = (), planar_units: str | None = None) -> bytes:
     """PNG bytes: ``features`` (EPSG:4326) zoomed to the answer, legend, scale bar, CRS note.
 
-    ``rasters`` (GeoTIFF files) are drawn under the layers (:func:`raster_backdrop`).
+    ``rasters`` (GeoTIFF files) are drawn under the layers (:func:`raster_backdrop`). With
+    ``planar_units`` the features are planar coordinates, drawn as they are: a scale bar in
+    those units (``metre``, ``foot``; none for ``unknown``), no lon/lat context.
 
     Raises:
         ValueError: there is no layer to draw.
@@ -162,8 +192,12 @@ def render_answer_map(features: AnswerFeatures, title: str,
     from matplotlib.patches import Patch
     from mpl_toolkits.axes_grid1.anchored_artists import AnchoredSizeBar
 
-    view = map_view(features.bounds())
+    view = planar_view(features.bounds()) if planar_units else map_view(features.bounds())
     crs, units_per_metre = view.crs, view.units_per_metre
+
+    def project(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+        return frame if planar_units else frame.to_crs(crs)
+
     figure = Figure(figsize=MAP_SIZE_IN, dpi=MAP_DPI)
     axes = figure.add_subplot()
     handles: list[Any] = []
@@ -172,7 +206,7 @@ def render_answer_map(features: AnswerFeatures, title: str,
         axes.imshow(backdrop.rgba, extent=backdrop.extent, zorder=1, interpolation="nearest")
         handles.append(Patch(facecolor="tan", edgecolor="grey", label=backdrop.label))
     for frame, style in layer_styles(features):
-        projected = frame.to_crs(crs)
+        projected = project(frame)
         kind = projected.geom_type.iloc[0]
         base = (30 if "Point" in kind else 20 if "Line" in kind else 10) + style.zorder
         if "Point" in kind:
@@ -195,7 +229,7 @@ def render_answer_map(features: AnswerFeatures, title: str,
                                  label=style.label))
     if features.answer is not None and features.label_column is not None and len(
             features.answer) <= MAX_LABELS:
-        projected = features.answer.to_crs(crs)
+        projected = project(features.answer)
         for point, text in zip(projected.geometry.representative_point(),
                                projected[features.label_column], strict=True):
             axes.annotate(plain_text(str(text)), (point.x, point.y), xytext=(5, 5), fontsize=8,
@@ -204,10 +238,14 @@ def render_answer_map(features: AnswerFeatures, title: str,
     axes.set_xlim(west, east)
     axes.set_ylim(south, north)
     axes.set_aspect("equal")
-    length_m = nice_scale_length((east - west) / units_per_metre / 4)
-    axes.add_artist(AnchoredSizeBar(axes.transData, length_m * units_per_metre,
-                                    scale_label(length_m), loc="lower right", frameon=True,
-                                    size_vertical=(north - south) / 150))
+    length = nice_scale_length((east - west) / units_per_metre / 4)
+    label = (scale_label(length) if planar_units is None
+             else planar_scale_label(length, planar_units) if planar_units in SCALED_PLANAR_UNITS
+             else None)
+    if label is not None:
+        axes.add_artist(AnchoredSizeBar(axes.transData, length * units_per_metre, label,
+                                        loc="lower right", frameon=True,
+                                        size_vertical=(north - south) / 150))
     for handle in handles:
         handle.set_label(plain_text(handle.get_label()))
     axes.legend(handles=handles, loc="upper left", fontsize=7, framealpha=0.9)
@@ -217,7 +255,9 @@ def render_answer_map(features: AnswerFeatures, title: str,
     sources = ["feature exports (EPSG:4326)"] if features.context or features.answer is not None \
         else []
     source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
-    axes.set_xlabel(f"drawn in {crs} from the run's {source}", fontsize=7)
+    axes.set_xlabel(f"drawn in {crs} from the run's {source}" if planar_units is None else
+                    f"planar coordinates in {planar_units} units, drawn as exported (no lon/lat, "
+                    "so no map context); from the run's GeoJSON exports", fontsize=7)
     axes.set_ylabel("")
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", bbox_inches="tight")
@@ -228,12 +268,13 @@ def render_answer_map(features: AnswerFeatures, title: str,
 class AnswerMaps:
     """The map files of a run and their section of the run summary.
 
-    ``png`` and ``html`` are URLs under the run folder; ``markdown`` shows the PNG inline (a
-    data URL), says what is drawn and names the files.
+    ``png`` and ``html`` are URLs under the run folder (``html`` None for planar data, which
+    the lon/lat Leaflet page cannot place); ``markdown`` shows the PNG inline (a data URL),
+    says what is drawn and names the files.
     """
 
     png: str
-    html: str
+    html: str | None
     markdown: Markdown
 
 
@@ -257,27 +298,38 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
         files = feature_layers(step_artifacts)
         layers = read_layers(files)
         rasters = [_read_bytes(url) for url in raster_urls(step_artifacts)]
+        units = next((u for u in map(planar_units, layers.values()) if u is not None), None)
+        if units is not None:  # planar layers have no place on the Earth: drawn alone
+            layers = {n: f for n, f in layers.items() if planar_units(f) == units}
+            files, rasters = [(n, u) for n, u in files if n in layers], []
         if not layers and not rasters:
             return None
         done = [artifacts for artifacts in step_artifacts if artifacts]
         final_count = len(feature_layers(done[-1:]))
         final = [name for name, _ in files[len(files) - final_count:]] if final_count else []
         features = pick_answer(answer, layers, final) if layers else AnswerFeatures(None)
+        if units is not None and features.answer is not None and features.answer.crs:
+            features = replace(features, answer=None)  # lon/lat answer geometry: not placeable
         if rasters:
             features = replace(features, extent=_union(map(raster_bounds_wgs84, rasters)))
-        png = render_answer_map(features, title, rasters)
-        png_url, html_url = store.url(MAP_FILE), store.url(HTML_MAP_FILE)
+        png = render_answer_map(features, title, rasters, units)
+        png_url = store.url(MAP_FILE)
+        html_url = None if units is not None else store.url(HTML_MAP_FILE)
         write_atomic(png_url, png)
-        write_atomic(html_url, interactive_map_html(features, title, rasters).encode("utf-8"))
+        if html_url is not None:
+            write_atomic(html_url, interactive_map_html(features, title, rasters).encode("utf-8"))
     except Exception as error:  # a map is a view; the answer stands without it
         first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
         logger.warning("could not draw the answer map: %s: %s", type(error).__name__, first)
         return None
     encoded = base64.b64encode(png).decode("ascii")
     how = features.how or "the run's result features"
+    where = (Markdown("interactive map (works offline): {}").format(code_span(html_url))
+             if html_url is not None else
+             Markdown("no interactive map: its Leaflet page places lon/lat data, and these are "
+                      "planar coordinates in {} units").format(units))
     markdown = Markdown("## Map\n\n![answer map](data:image/png;base64,{})\n\n{}\n\n"
-                        "file: {}; interactive map (works offline): {}").format(
-        Markdown(encoded), how, code_span(png_url), code_span(html_url))
+                        "file: {}; {}").format(Markdown(encoded), how, code_span(png_url), where)
     return AnswerMaps(png=png_url, html=html_url, markdown=markdown)
 
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from geoask.base.formats import JSON
 from geoask.base.storage import filesystem_for, write_atomic
 from geoask.errors import ArtifactWriteError
+from geoask.sql.crs import PLANAR
 from geoask.vocabulary.artifacts import ArtifactRef
 
 EXPORT_SRID = 4326
@@ -59,8 +60,12 @@ class RegistryEntry(BaseModel):
         kind: :class:`ArtifactKind`.
         url: fsspec URL of the file.
         format: an export format's name or a media type (:mod:`geoask.base.formats`).
-        srid: SRID of the coordinates in the file (4326 for features), None without geometry.
-        native_crs: the CRS the source column is stored in (``EPSG:2263``), when known.
+        srid: SRID of the coordinates in the file (4326 for features), None without geometry
+            or for planar features (kept in their own coordinates).
+        native_crs: the CRS the source column is stored in (``EPSG:2263``,
+            ``spatial_ref_sys:900914``, ``planar``), when known.
+        crs_wkt: the WKT of that CRS when the database defines it otherwise than by an EPSG
+            code (:attr:`geoask.sql.crs.NativeCrs.crs_wkt`).
         bbox_wgs84: ``[min_lon, min_lat, max_lon, max_lat]`` of all geometries, or None.
         geometry_types: geometry types present (``["MultiPolygon"]``).
         row_count: features or rows, when known.
@@ -83,6 +88,7 @@ class RegistryEntry(BaseModel):
     format: str
     srid: int | None = None
     native_crs: str | None = None
+    crs_wkt: str | None = None
     bbox_wgs84: list[float] | None = None
     geometry_types: list[str] = Field(default_factory=list)
     row_count: int | None = None
@@ -157,15 +163,18 @@ def entry_from_sql(artifact: ArtifactRef, preview: Mapping[str, Any], *, step: s
     ``units`` maps column names to units (:func:`column_units`).
     """
     geometry_column = preview.get("geometry_column")
-    native = [crs.get("crs") for crs in preview.get("native_crs") or [] if crs.get("crs")]
+    described = [crs for crs in preview.get("native_crs") or [] if crs.get("crs")]
+    native = [crs["crs"] for crs in described]
+    planar = bool(described) and described[0]["crs"] == PLANAR
     columns = [ColumnInfo(name=c["name"], type=c.get("type", ""), unit=units.get(c["name"]))
                for c in preview.get("columns", []) if c["name"] != geometry_column]
     return RegistryEntry(
         ref=f"{step}.{artifact.name}", name=artifact.name,
         kind=ArtifactKind.FEATURES if geometry_column else ArtifactKind.RECORDS,
         url=artifact.url, format=artifact.format,
-        srid=EXPORT_SRID if geometry_column else None,
+        srid=EXPORT_SRID if geometry_column and not planar else None,
         native_crs=native[0] if len(native) == 1 else None,
+        crs_wkt=described[0].get("crs_wkt") if len(described) == 1 else None,
         bbox_wgs84=preview.get("bbox_wgs84"),
         geometry_types=list(preview.get("geometry_types") or []),
         row_count=preview.get("row_count", artifact.row_count), columns=columns,

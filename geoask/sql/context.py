@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from geoask.catalog.columns import declared_raster_bands, declared_srids, spatial_column_names
+from geoask.catalog.columns import (
+    declared_planar,
+    declared_raster_bands,
+    declared_srids,
+    spatial_column_names,
+)
 from geoask.settings import Settings
 
 if TYPE_CHECKING:
@@ -56,6 +61,8 @@ class GuardContext:
             is a column, otherwise a name of a function that takes a whole row is refused as
             a hidden call (see :func:`geoask.sql.functions.attribute_call_names`).
         declared_srids: the catalog's declared SRID per spatial column, for the export.
+        declared_planar: the units of each column the catalog declares planar (SRID 0 in no
+            named CRS: ``geo.crs: planar``), for the export.
         raster_bands: the catalog's band lines per raster column, for the export's preview
             (:func:`geoask.catalog.columns.declared_raster_bands`).
         columnar_rows: a vector result of at least this many rows is exported as GeoParquet
@@ -77,6 +84,7 @@ class GuardContext:
     geometry_columns: frozenset[str] = DEFAULT_GEOMETRY_COLUMNS
     case_sensitive_names: frozenset[str] = field(default_factory=frozenset)
     declared_srids: Mapping[str, int] = field(default_factory=dict, hash=False)
+    declared_planar: Mapping[str, str] = field(default_factory=dict, hash=False)
     raster_bands: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     columnar_rows: int | None = None
     column_names: frozenset[str] = field(default_factory=frozenset)
@@ -123,6 +131,7 @@ class GuardContext:
             geometry_columns=geometry_columns,
             case_sensitive_names=case_sensitive_names,
             declared_srids=declared_srids(catalog),
+            declared_planar=declared_planar(catalog),
             raster_bands=declared_raster_bands(catalog),
             columnar_rows=settings.sql_columnar_rows,
             column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),

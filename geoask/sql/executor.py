@@ -5,7 +5,9 @@ that is always rolled back, with ``SET LOCAL statement_timeout``, over the exten
 protocol only (a server-side prepared statement: a second statement fails at the server too),
 fetching at most ``row_cap + 1`` rows: a result past the row cap (or the size cap) is refused
 with a ``result_too_large`` error, never cut - geoask computes on whole results only.
-Geometry and geography values arrive as hex EWKB and are loaded with shapely (SRID kept).
+Geometry and geography values arrive as hex EWKB and are loaded with shapely (SRID kept); the
+definitions of the SRIDs they carry are read from ``spatial_ref_sys`` in the same transaction
+(:mod:`geoask.sql.srs`), so the export can transform from any CRS the database defines.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
 import psycopg
 import shapely
 from psycopg import errors as pg_errors
@@ -26,6 +29,7 @@ from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.db.urls import reader_url
 from geoask.errors import DatabaseError, QueryExecutionError
 from geoask.sql.guard import CheckedQuery
+from geoask.sql.srs import SpatialRefSys, read_definitions
 
 if TYPE_CHECKING:
     from geoask.settings import Settings
@@ -85,6 +89,9 @@ class QueryResult:
             values as psycopg loads them.
         row_cap: the cap in force.
         executed_sql: the exact text sent to the server.
+        crs_definitions: SRID -> its ``spatial_ref_sys`` row, for every non-zero SRID the
+            geometries carry that the database defines (empty without geometry, and for
+            hand-built results: the export then reads an SRID as an EPSG code).
 
     """
 
@@ -92,6 +99,7 @@ class QueryResult:
     rows: list[tuple[Any, ...]]
     row_cap: int
     executed_sql: str
+    crs_definitions: Mapping[int, SpatialRefSys] = field(default_factory=dict)
 
     @property
     def row_count(self) -> int:
@@ -206,12 +214,13 @@ class PostgresSqlRunner:
             if cursor.description is None:
                 return QueryResult((), [], row_cap, sql)
             columns = _columns(connection, cursor)
+            definitions = read_definitions(connection, result_srids(columns, rows))
         except pg_errors.Error as error:
             raise classify_database_error(error, sql, body_offset) from None
         finally:
             _rollback_quietly(connection)
             connection.close()
-        return QueryResult(columns, rows, row_cap, sql)
+        return QueryResult(columns, rows, row_cap, sql, definitions)
 
     def _fetch(self, cursor: psycopg.Cursor[Any], sql: str, row_cap: int) -> list[tuple[Any, ...]]:
         """Stream the rows, refusing a result past ``row_cap`` rows or over the size limit."""
@@ -313,6 +322,21 @@ def _column_sources(connection: psycopg.Connection[Any], origins: list[tuple[int
         [sorted({o[0] for o in origins}), sorted({o[1] for o in origins})],
     ).fetchall()
     return {(oid, attnum): name for oid, attnum, name in rows}
+
+
+def result_srids(columns: tuple[ResultColumn, ...], rows: list[tuple[Any, ...]]) -> list[int]:
+    """The distinct non-zero SRIDs of the geometry values of ``rows``, ascending.
+
+    >>> point = shapely.set_srid(shapely.Point(1, 2), 900914)
+    >>> result_srids((ResultColumn("g", "geometry", True),), [(point,), (None,)])
+    [900914]
+    """
+    indexes = [i for i, column in enumerate(columns) if column.is_geometry]
+    if not indexes or not rows:
+        return []
+    values = np.array([row[i] for row in rows for i in indexes], dtype=object)
+    values = values[shapely.is_geometry(values)]
+    return sorted({int(s) for s in np.unique(shapely.get_srid(values))} - {0})
 
 
 def holds_geometry(type_name: str) -> bool:

@@ -33,7 +33,7 @@ from shapely.geometry.base import BaseGeometry
 
 from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON
 from geoask.base.storage import write_atomic
-from geoask.sql.crs import NativeCrs, reproject_result, to_wgs84
+from geoask.sql.crs import PLANAR, NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
 from geoask.sql.parquet_export import geoparquet_bytes
 from geoask.sql.raster_export import export_raster, raster_column_indexes, raster_text
@@ -54,6 +54,8 @@ class ResultPreview:
         bbox_wgs84: ``[min_lon, min_lat, max_lon, max_lat]`` of all geometries, or None.
         native_crs: per geometry column, the CRS it is stored in and the metric CRS to use
             (:meth:`geoask.sql.crs.NativeCrs.to_dict`).
+        bbox_planar: for a feature column the catalog declares planar (exported in its own
+            coordinates, ``bbox_wgs84`` then None), the bounds in those coordinates.
         raster: for a result exported as GeoTIFF, its grid
             (:attr:`geoask.sql.raster_export.RasterExport.facts`), else None.
 
@@ -68,6 +70,7 @@ class ResultPreview:
     bbox_wgs84: list[float] | None
     native_crs: list[dict[str, Any]] = field(default_factory=list)
     raster: dict[str, Any] | None = None
+    bbox_planar: list[float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The preview as plain JSON-ready data."""
@@ -85,10 +88,11 @@ class ResultPreview:
         count = f"{self.row_count} row{'' if self.row_count == 1 else 's'}"
         lines = [f"columns: {columns}", f"rows: {count}"]
         if self.geometry_column:
+            box = (f"bbox (planar) {self.bbox_planar}" if self.bbox_planar is not None
+                   else f"bbox (lon/lat) {self.bbox_wgs84}")
             lines.append(
                 f"geometry: {json.dumps(self.geometry_column, ensure_ascii=False)} "
-                f"{'/'.join(self.geometry_types) or 'none'}, "
-                f"bbox (lon/lat) {self.bbox_wgs84}"
+                f"{'/'.join(self.geometry_types) or 'none'}, {box}"
             )
         lines.extend(NativeCrs(**crs).to_text() for crs in self.native_crs)
         if self.raster is not None:
@@ -118,6 +122,7 @@ class ExportedResult:
 def export_result(
     result: QueryResult, out_dir: str, *, name: str = "result", preview_rows: int = 5,
     declared_srids: Mapping[str, int] | None = None,
+    declared_planar: Mapping[str, str] | None = None,
     raster_bands: Mapping[str, tuple[str, ...]] | None = None,
     columnar_rows: int | None = None,
 ) -> ExportedResult:
@@ -130,18 +135,20 @@ def export_result(
     (:data:`~geoask.base.formats.GEOJSON`) otherwise, else ``<name>.json``
     (:data:`~geoask.base.formats.JSON`), plus
     ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
-    own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) resolves
-    values with SRID 0 (see :mod:`geoask.sql.crs`); ``raster_bands`` (``schema.table.column``
-    -> band lines, from the catalog) name a raster's bands in its preview.
+    own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) and
+    ``declared_planar`` (-> units of a column declared planar, kept in its own coordinates)
+    resolve values with SRID 0 (see :mod:`geoask.sql.crs`); ``raster_bands``
+    (``schema.table.column`` -> band lines, from the catalog) name a raster's bands in its
+    preview.
 
     Raises:
-        CrsError: a geometry's CRS cannot be told (SRID 0 outside lon/lat range and none
-            declared) or is no EPSG code.
+        CrsError: a geometry's CRS cannot be told (SRID 0 and none declared) or built (neither
+            defined by the database nor an EPSG code).
         ArtifactWriteError: the folder or a file could not be written, or the result's rasters
             cannot be exported as one GeoTIFF (several raster columns, none, misaligned).
 
     """
-    result, native_crs = reproject_result(result, declared_srids)
+    result, native_crs = reproject_result(result, declared_srids, declared_planar)
     rasters = raster_column_indexes(result)
     preview = build_preview(result, preview_rows, native_crs, rasters)
     if rasters:
@@ -179,7 +186,9 @@ def result_to_geojson(
 
     Geometries in another SRID than 4326 are transformed one by one (:func:`to_wgs84`);
     :func:`export_result` passes them already reprojected, with ``native_crs`` recorded as the
-    foreign member ``native_crs`` (``{column: NativeCrs.to_dict()}``).
+    foreign member ``native_crs`` (``{column: NativeCrs.to_dict()}``). A feature column
+    declared planar stays in its own coordinates, named by a top-level ``crs`` member
+    (``{"type": "name", "properties": {"name": "planar", "units": ...}}``).
 
     Raises:
         ValueError: the result has no geometry column.
@@ -213,6 +222,9 @@ def result_to_geojson(
             }
         )
     collection: dict[str, Any] = {"type": "FeatureCollection", "features": features}
+    if native_crs and native_crs[0].is_planar:
+        collection["crs"] = {"type": "name",
+                             "properties": {"name": PLANAR, "units": native_crs[0].units}}
     if bounds:
         collection["bbox"] = _union_bounds(bounds)
     if native_crs:
@@ -263,6 +275,8 @@ def build_preview(
         }
         for row in result.rows[:preview_rows]
     ]
+    planar = bool(native_crs) and native_crs[0].is_planar
+    box = _union_bounds(bounds) if bounds else None
     return ResultPreview(
         columns=[{"name": n, "type": c.type_name} for n, c in zip(names, result.columns,
                                                                       strict=True)],
@@ -271,8 +285,9 @@ def build_preview(
         first_rows=first_rows,
         geometry_column=names[feature_index] if feature_index is not None else None,
         geometry_types=sorted(types),
-        bbox_wgs84=_union_bounds(bounds) if bounds else None,
+        bbox_wgs84=None if planar else box,
         native_crs=[crs.to_dict() for crs in native_crs],
+        bbox_planar=box if planar else None,
     )
 
 

@@ -56,9 +56,9 @@ def run_statement(
     Args:
         sql: the submitted statement (executed as submitted, never regenerated).
         context: the guard's policy, contract, row cap and catalog names; its
-            ``declared_srids`` resolve geometry values with SRID 0 in the export, its
-            ``raster_bands`` describe a raster's bands in the preview, its ``columnar_rows``
-            sends a large vector result out as GeoParquet.
+            ``declared_srids`` and ``declared_planar`` resolve geometry values with SRID 0 in
+            the export, its ``raster_bands`` describe a raster's bands in the preview, its
+            ``columnar_rows`` sends a large vector result out as GeoParquet.
         runner: executes the checked statement (``PostgresSqlRunner`` as the reader role).
         out_dir: local folder or fsspec URL receiving ``<name>.geojson|parquet|json|tif`` and
             a preview.
@@ -70,8 +70,8 @@ def run_statement(
         QueryRejectedError: a guard rule failed.
         QueryExecutionError: the database refused or failed the statement.
         DatabaseError: the database cannot be reached.
-        CrsError: a geometry's CRS cannot be told (SRID 0 outside lon/lat range, none
-            declared) - the message says how to set the SRID.
+        CrsError: a geometry's CRS cannot be told (SRID 0 and none declared in the
+            catalog) - the message names the catalog field to set.
         ArtifactWriteError: the export could not be written.
 
     """
@@ -93,6 +93,7 @@ def run_statement(
     try:
         exported = export_result(result, out_dir, name=name, preview_rows=preview_rows,
                                  declared_srids=context.declared_srids,
+                                 declared_planar=context.declared_planar,
                                  raster_bands=context.raster_bands,
                                  columnar_rows=context.columnar_rows)
     except GeoaskError as error:

@@ -240,3 +240,30 @@ def test_instructions_tell_how_to_read_geoparquet_and_that_it_is_wgs84():
     text = " ".join(compute_module.INSTRUCTIONS.split())
     assert "GeoParquet .parquet: geopandas.read_parquet" in text
     assert "Feature inputs (.geojson and .parquet) are WGS 84 lon/lat (EPSG:4326)" in text
+
+
+def test_planar_inputs_are_measured_in_their_own_units_and_the_prompt_says_so(tmp_path):
+    """An SRID 0 input declared planar in feet: no to_crs asked for, its units in the prompt."""
+    import shapely
+
+    from geoask.sql.executor import QueryResult, ResultColumn
+    from geoask.sql.export import export_result
+
+    parcel = shapely.box(985000, 200000, 986000, 201000)  # SRID 0
+    result = QueryResult((ResultColumn("id", "integer"),
+                          ResultColumn("geom", "geometry", True, "city.parcels.geom")),
+                         [(1, parcel)], 10, "SELECT id, geom FROM city.parcels")
+    exported = export_result(result, str(tmp_path),
+                             declared_planar={"city.parcels.geom": "foot"})
+    planar = InputArtifact("parcels", "/input/result.geojson", exported.preview.to_text())
+    located = InputArtifact("parks", "/input/parks.geojson", "crs of geom: stored in EPSG:4326")
+    records = InputArtifact("counts", "/input/counts.json", "columns: n (integer)")
+    text = prompt(deps(inputs=[planar]))
+    assert "crs of geom: planar coordinates in foot" in text
+    assert "measure areas and distances directly in foot" in text
+    assert "planar coordinates" in compute_module.INSTRUCTIONS
+    measure = make_intent(operation=OperationIntent.MEASURE)
+    area = tree("import json\nparcels.area")
+    assert projects_for_distances(area, measure, [planar, records]) is None
+    assert "projected CRS" in projects_for_distances(area, measure, [planar, located])
+    assert "projected CRS" in projects_for_distances(area, measure, [records])

@@ -1,7 +1,8 @@
 """Geometry stored in projected CRSs goes through a checked SQL step and the sandbox correctly.
 
 A test schema ``crs_test`` holds polygons in EPSG:32618 (UTM 18N metres), EPSG:2263 (NY Long
-Island US survey feet), SRID 0 (projected and lon/lat coordinates) and a column mixing SRIDs.
+Island US survey feet), SRID 0 (projected and lon/lat coordinates: refused unless the catalog
+declares a CRS) and a column mixing SRIDs.
 Each is read by :func:`geoask.sql.step.run_statement` (guard, read-only reader role, export);
 the GeoJSON coordinates are compared with pyproj's own transform of the native coordinates
 (and PostGIS's ST_Transform for UTM), and a sandbox script projecting to the recorded metric
@@ -133,15 +134,49 @@ def test_utm_export_agrees_with_postgis_st_transform(crs_schema: str, tmp_path: 
         assert np.abs(exported - expected).max() < 1e-7
 
 
-def test_srid_0_outside_lon_lat_range_is_refused_with_what_to_do(
+@pytest.mark.parametrize("table", ["unknown_srid", "lonlat_srid0"],
+                         ids=["projected coordinates", "lon/lat-range coordinates"])
+def test_undeclared_srid_0_is_refused_naming_the_catalog_field_whatever_the_coordinates(
+    crs_schema: str, tmp_path: Path, table: str,
+) -> None:
+    # Behaviour change (issue 30): SRID 0 in lon/lat range used to be taken as EPSG:4326.
+    with pytest.raises(CrsError) as refused:
+        run(crs_schema, f"SELECT id, geom FROM {SCHEMA}.{table}", tmp_path)
+    message = str(refused.value)
+    assert f"column geom ({SCHEMA}.{table}.geom) has SRID 0" in message
+    assert f"set geo.crs of {SCHEMA}.{table}.geom in the catalog" in message
+    assert "\n" not in message and "set the SRID in the database" in message
+    assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_a_computed_srid_0_value_is_refused_saying_to_set_the_srid_in_sql(
     crs_schema: str, tmp_path: Path,
 ) -> None:
-    with pytest.raises(CrsError) as refused:
-        run(crs_schema, f"SELECT id, geom FROM {SCHEMA}.unknown_srid", tmp_path)
-    message = str(refused.value)
-    assert f"column geom ({SCHEMA}.unknown_srid.geom) has SRID 0" in message
-    assert "outside longitude/latitude range" in message and "set the SRID" in message
-    assert not list(tmp_path.iterdir())  # nothing half-written
+    with pytest.raises(CrsError, match=r"\(a computed value\) has SRID 0 .*ST_SetSRID"):
+        run(crs_schema, "SELECT 1 AS id, ST_Point(-73.98, 40.75) AS geom", tmp_path,
+            context=GuardContext(policy="postgis"))
+
+
+@pytest.mark.parametrize(("units", "text"), [
+    ("foot", "measure areas and distances directly in foot"),
+    ("unknown", "units unknown: report them as units of the data"),
+])
+def test_declared_planar_srid_0_is_exported_in_its_own_coordinates_and_says_so(
+    crs_schema: str, tmp_path: Path, units: str, text: str,
+) -> None:
+    context = GuardContext(declared_planar={f"{SCHEMA}.unknown_srid.geom": units})
+    done, collection = run(crs_schema, f"SELECT id, geom FROM {SCHEMA}.unknown_srid "
+                                       "ORDER BY id", tmp_path, context=context)
+    assert collection["crs"] == {"type": "name", "properties": {"name": "planar",
+                                                                "units": units}}
+    assert collection["features"][0]["geometry"]["coordinates"][0][0] == [985900.0, 200000.0]
+    recorded = collection["native_crs"]["geom"]
+    assert (recorded["crs"], recorded["units"], recorded["metric_crs"]) == ("planar", units, None)
+    assert recorded["srids"] == [0] and "as the catalog declares" in recorded["note"]
+    preview = done.exported.preview
+    assert preview.bbox_wgs84 is None and preview.bbox_planar == [985900.0, 200000.0,
+                                                                  988300.0, 200250.0]
+    assert text in preview.to_text() and "bbox (planar)" in preview.to_text()
 
 
 def test_srid_0_takes_the_catalogs_declared_srid_through_aliases_and_subqueries(
@@ -156,17 +191,6 @@ def test_srid_0_takes_the_catalogs_declared_srid_through_aliases_and_subqueries(
     lon, lat = collection["features"][0]["geometry"]["coordinates"][0][0]
     expected = Transformer.from_crs(2263, 4326, always_xy=True).transform(985900, 200000)
     assert abs(lon - expected[0]) < 1e-7 and abs(lat - expected[1]) < 1e-7
-
-
-def test_srid_0_in_lon_lat_range_is_taken_as_wgs84_and_says_so(
-    crs_schema: str, tmp_path: Path,
-) -> None:
-    _, collection = run(crs_schema, f"SELECT id, geom FROM {SCHEMA}.lonlat_srid0", tmp_path)
-    assert collection["features"][0]["geometry"]["coordinates"] == [-73.98, 40.75]
-    recorded = collection["native_crs"]["geom"]
-    assert recorded["crs"] == "EPSG:4326" and "taken as EPSG:4326" in recorded["note"]
-    assert recorded["metric_crs"] == "EPSG:32618"
-    assert recorded["metric_basis"] == "estimated UTM zone"
 
 
 def test_mixed_srids_are_transformed_feature_by_feature(crs_schema: str, tmp_path: Path) -> None:

@@ -259,3 +259,41 @@ def test_a_parquet_table_without_geo_metadata_is_no_layer_and_a_csv_no_map_file(
     assert read_layers([("table", str(table))]) == {}
     with pytest.raises(ValueError, match=r"notes\.csv is no map layer"):
         read_layers([("notes", str(tmp_path / "notes.csv"))])
+
+
+def planar_run(store: RunArtifacts, units: str) -> list[list[ArtifactRef]]:
+    """A lon/lat layer, then parcels in planar coordinates (SRID 0 declared planar)."""
+    airports = airport_run(store)[0]
+    parcels = json.loads(feature_collection([
+        ({"type": "Polygon", "coordinates": [[[985000.0 + 900 * i, 200000.0],
+                                              [985600.0 + 900 * i, 200000.0],
+                                              [985600.0 + 900 * i, 200250.0],
+                                              [985000.0 + 900 * i, 200000.0]]]},
+         {"id": i}) for i in range(3)]))
+    parcels["crs"] = {"type": "name", "properties": {"name": "planar", "units": units}}
+    url = store.write_text("sql-2/parcels.geojson", json.dumps(parcels))
+    return [airports, [ArtifactRef(name="parcels", url=url, format="geojson")]]
+
+
+@pytest.mark.parametrize(("units", "scale_bars"), [("foot", [(500.0, "foot")]),
+                                                   ("unknown", [])])
+def test_planar_data_is_drawn_alone_in_its_own_units_and_gets_no_leaflet_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, units: str, scale_bars: list,
+):
+    store = RunArtifacts(str(tmp_path), "run-1")
+    drawn: list[AnswerFeatures] = []
+    labels: list[tuple[float, str]] = []
+    render, label = answer_map.render_answer_map, answer_map.planar_scale_label
+    monkeypatch.setattr(answer_map, "render_answer_map",
+                        lambda features, *args: drawn.append(features) or render(features, *args))
+    monkeypatch.setattr(answer_map, "planar_scale_label",
+                        lambda length, u: labels.append((length, u)) or label(length, u))
+    maps = answer_map.draw_answer_maps(store, planar_run(store, units), None, "Parcels")
+    assert maps is not None and maps.html is None and Path(maps.png).exists()
+    assert not (tmp_path / "run-1" / "map.html").exists()
+    assert f"planar coordinates in {units} units" in maps.markdown
+    (features,) = drawn
+    assert list(features.context) == ["parcels"]  # the lon/lat airports cannot be placed with it
+    assert features.context["parcels"].crs is None
+    assert features.bounds() == (985000.0, 200000.0, 987400.0, 200250.0)
+    assert labels == scale_bars
