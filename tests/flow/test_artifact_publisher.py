@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from geoask.records.artifact_publisher import ArtifactPublisher, flush
-from geoask.records.run_artifacts import publish_markdown, publish_table
+from geoask.records.run_artifacts import Markdown, publish_markdown, publish_table
 
 
 def _artifacts_of(flow_run_id: str) -> list:
@@ -30,7 +30,7 @@ def test_artifacts_reach_their_flow_and_task_runs(prefect_harness: None) -> None
 
     @flow
     def publishing() -> tuple[str, str]:
-        publish_markdown("run-notes", "# notes")
+        publish_markdown("run-notes", Markdown("# notes"))
         task_run_id = in_a_task()
         return str(get_run_context().flow_run.id), task_run_id  # type: ignore[union-attr]
 

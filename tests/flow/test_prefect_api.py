@@ -49,14 +49,14 @@ def test_the_block_has_no_heartbeats_and_ends_with_the_artifacts_posted(
     from prefect.settings import get_current_settings
 
     from geoask.records.artifact_publisher import PUBLISHER
-    from geoask.records.run_artifacts import publish_markdown
+    from geoask.records.run_artifacts import Markdown, publish_markdown
     from geoask.service.local import prefect_api
     from geoask.settings import get_settings
 
     @flow
     def publishing() -> str:
         for number in range(5):
-            publish_markdown(f"note-{number}", f"# {number}")
+            publish_markdown(f"note-{number}", Markdown("# {}").format(number))
         return str(get_run_context().flow_run.id)  # type: ignore[union-attr]
 
     with prefect_api(get_settings()):
