@@ -10,6 +10,16 @@ import case_parts as cp
 import regions as rg
 
 
+def screened_candidates(code: str, cat: str, deg: float) -> dict:
+    """The SQL step screening ``cat`` points by a box of ``deg`` degrees around airport ``code``."""
+    return cp.sql_step(
+        "cand",
+        f"Screen {cat} candidates by bounding box around {code}.",
+        f"SELECT poi_id, geom FROM scale.poi WHERE category = '{cat}' AND "
+        + cp.SCREEN.format(code=code, deg=deg),
+    )
+
+
 def near_count(cid: str, code: str, cat: str, km: int) -> dict:
     """Count POIs of ``cat`` within ``km`` of airport ``code``."""
     deg = round(km / 80 + 0.02, 2)
@@ -22,12 +32,7 @@ def near_count(cid: str, code: str, cat: str, km: int) -> dict:
     )
     steps = [
         cp.sql_step("airport", "Fetch the airport.", cp.AIRPORT_SQL.format(code=code)),
-        cp.sql_step(
-            "cand",
-            f"Screen {cat} candidates by bounding box around {code}.",
-            f"SELECT poi_id, geom FROM scale.poi WHERE category = '{cat}' AND "
-            + cp.SCREEN.format(code=code, deg=deg),
-        ),
+        screened_candidates(code, cat, deg),
         cp.python_step(
             "near", f"Keep the candidates within {km} km geodesically.", ["airport", "cand"], script
         ),
@@ -67,12 +72,7 @@ def nearest(cid: str, code: str, cat: str, k: int, deg: float) -> dict:
     )
     steps = [
         cp.sql_step("airport", "Fetch the airport.", cp.AIRPORT_SQL.format(code=code)),
-        cp.sql_step(
-            "cand",
-            f"Screen {cat} candidates by bounding box around {code}.",
-            f"SELECT poi_id, geom FROM scale.poi WHERE category = '{cat}' AND "
-            + cp.SCREEN.format(code=code, deg=deg),
-        ),
+        screened_candidates(code, cat, deg),
         cp.python_step(
             "nearest",
             f"Rank candidates by geodesic distance; keep {k}.",
