@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 import geoask.catalog.abbreviations
+import geoask.catalog.attribute_joins
 import geoask.catalog.check
 import geoask.catalog.columns
 import geoask.catalog.draft
+import geoask.catalog.join_path
 import geoask.catalog.spatial
 import geoask.catalog.spatial_joins
 from geoask.catalog.abbreviations import candidates
@@ -25,7 +27,8 @@ from geoask.errors import CatalogError
 
 @pytest.mark.parametrize("module", [geoask.catalog.abbreviations, geoask.catalog.check,
                                     geoask.catalog.columns, geoask.catalog.spatial,
-                                    geoask.catalog.draft, geoask.catalog.spatial_joins])
+                                    geoask.catalog.draft, geoask.catalog.spatial_joins,
+                                    geoask.catalog.attribute_joins, geoask.catalog.join_path])
 def test_docstring_examples(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -98,7 +101,7 @@ ABBREVIATED = [
     ("pct_ag", {"pct": ["percent"], "ag": ["agriculture", "agricultural"]}),
     ("medinc", {"med": ["median"], "inc": ["income", "incidence"]}),
     ("MedInc80", {"med": ["median"], "inc": ["income", "incidence"]}),
-    ("PCTOWNHOME", {"pct": ["percent"]}),
+    ("PCTOWNHOME", {"pct": ["percent"], "own": ["owner-occupied", "owned"]}),
     ("county_fips", {"fips": ["Federal Information Processing Standards code"]}),
     ("state_name", {}),
     ("precipitation_mm", {}),
@@ -106,6 +109,53 @@ ABBREVIATED = [
     ("status", {}),
     ("geom", {}),
 ]
+
+# census- and parcel-style names: each abbreviated piece found (abbreviations.yaml)
+CENSUS = [
+    ("rms", {"rms": ["rooms"]}),
+    ("bths", {"bths": ["bathrooms"]}),
+    ("num_bath", {"num": ["number"], "bath": ["bathrooms"]}),
+    ("lot_sqft", {"sqft": ["square feet"]}),
+    ("lotsz", {"sz": ["size"]}),
+    ("sq_ft", {"sq": ["square"], "ft": ["feet"]}),
+    ("popchg", {"pop": ["population"], "chg": ["change"]}),
+    ("pop_chg", {"pop": ["population"], "chg": ["change"]}),
+    ("age_0_4", {"age_0_4": ["age 0 to 4 years"]}),
+    ("a5_9", {"a5_9": ["age 5 to 9 years"]}),
+    ("age85plus", {"age85plus": ["age 85 years and over"]}),
+    ("pop_a5_9", {"pop": ["population"], "a5_9": ["age 5 to 9 years"]}),
+    ("hhinc", {"hh": ["household", "households"], "inc": ["income", "incidence"]}),
+    ("medhhinc", {"med": ["median"], "hh": ["household", "households"],
+                  "inc": ["income", "incidence"]}),
+    ("hu_vac", {"hu": ["housing units"], "vac": ["vacant", "vacancy"]}),
+    ("pct_own", {"pct": ["percent"], "own": ["owner-occupied", "owned"]}),
+    ("pct_rent", {"pct": ["percent"], "rent": ["renter-occupied", "rent"]}),
+    ("tot_pop", {"tot": ["total"], "pop": ["population"]}),
+    ("avg_hh_sz", {"avg": ["average"], "hh": ["household", "households"], "sz": ["size"]}),
+    ("yrblt", {"yr": ["year"], "blt": ["built"]}),
+    ("moe_pop", {"moe": ["margin of error"], "pop": ["population"]}),
+    # plain names stay without candidates
+    ("borough", {}), ("shape_area", {}), ("county_name", {}), ("zoning", {}),
+    ("bedrooms", {}), ("sale_price", {}), ("owner_name", {}), ("vacant", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), CENSUS, ids=[a[0] for a in CENSUS])
+def test_census_abbreviation_candidates(name, expected):
+    assert candidates(name) == expected
+
+
+def test_abbreviations_are_data_a_new_entry_needs_no_code(tmp_path):
+    from geoask.catalog.abbreviations import DATA_PATH, load_abbreviations
+
+    text = DATA_PATH.read_text().replace("abbreviations:\n", "abbreviations:\n  xyz: [xylophone]\n")
+    extended = tmp_path / "abbreviations.yaml"
+    extended.write_text(text)
+    assert load_abbreviations(extended)["abbreviations"]["xyz"] == ("xylophone",)
+    assert "xyz" not in load_abbreviations(DATA_PATH)["abbreviations"]
+    extended.write_text("abbreviations: {}\nwords: []\nletters: {}\npatterns: [{pattern: '('}]\n")
+    with pytest.raises(CatalogError, match=r"abbreviation file .* is invalid: error"):
+        load_abbreviations(extended)
 
 
 @pytest.mark.parametrize(("name", "expected"), ABBREVIATED, ids=[a[0] for a in ABBREVIATED])
