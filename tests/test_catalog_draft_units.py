@@ -180,3 +180,64 @@ def _catalog(table):
 
     return Catalog.model_validate({"version": 1, "schema": "s", "description": "d",
                                    "tables": [table]})
+
+
+def _rel(name, columns, primary_key=(), unique=()):
+    from geoask.catalog.introspect import LiveColumn, Relation
+
+    rel = Relation(oid=0, schema="s", name=name, kind="table", reltuples=0, comment=None,
+                   primary_key=list(primary_key), unique=[list(u) for u in unique])
+    for column, type_ in columns:
+        type_name, category = {"text": ("text", "S"), "integer": ("int4", "N"),
+                               "double precision": ("float8", "N")}[type_]
+        rel.columns.append(LiveColumn(column, type_, type_name, category, False, None))
+    return rel
+
+
+def test_value_joins_need_a_shared_non_generic_name_and_the_match_share():
+    from geoask.catalog.attribute_joins import MIN_MATCH_SHARE, infer_value_joins
+
+    parcels = _rel("parcels", [("county_name", "text"), ("name", "text"), ("zoning", "text"),
+                               ("lot_area", "double precision"), ("tract_id", "integer")])
+    summary = _rel("county_summary", [("county_name", "text"), ("name", "text"),
+                                      ("lot_area", "double precision"), ("tract_id", "integer")])
+    owners = _rel("owners", [("zoning", "text")])
+    shares = {"county_name": (5, 5), "zoning": (1, 4), "tract_id": (3, 4)}
+    probed = []
+
+    def probe(left, right, column):
+        probed.append((left.name, right.name, column))
+        return shares.get(column)
+
+    rows = {"parcels": 40, "county_summary": 5, "owners": 10}
+    paths = infer_value_joins([parcels, summary, owners], rows, set(), probe)
+    assert sorted(probed) == [("parcels", "county_summary", "county_name"),
+                              ("parcels", "county_summary", "tract_id"),
+                              ("parcels", "owners", "zoning")]  # no name, no float measure
+    assert [(p.left, p.right, p.match_share, p.sampled) for p in paths] == [
+        ("parcels.county_name", "county_summary.county_name", 1.0, 5),
+        ("parcels.tract_id", "county_summary.tract_id", 0.75, 4)]
+    assert MIN_MATCH_SHARE > 1 / 4  # zoning: below the threshold, not proposed
+    taken = {frozenset(("parcels.county_name", "county_summary.county_name"))}
+    assert [p.left for p in infer_value_joins([parcels, summary], rows, taken, probe)] == [
+        "parcels.tract_id"]  # a pair already joined by key is not probed again
+
+
+def test_value_joins_point_onto_the_unique_side():
+    from geoask.catalog.attribute_joins import value_candidates
+
+    big = _rel("counties", [("county_name", "text")], unique=[["county_name"]])
+    small = _rel("notes", [("county_name", "text")])
+    assert [(a.name, b.name) for a, b, _ in value_candidates(
+        [big, small], {"counties": 100, "notes": 2}, set())] == [("notes", "counties")]
+
+
+def test_key_join_inference_is_unchanged_and_unique_keys_make_parents():
+    from geoask.catalog.attribute_joins import infer_key_joins
+
+    states = _rel("states", [("state_fips", "text")], primary_key=["state_fips"])
+    codes = _rel("codes", [("state_fips", "text"), ("code", "text")], unique=[["code"]])
+    rates = _rel("rates", [("state_fips", "text"), ("code", "text")])
+    assert [(p.left, p.right) for p in infer_key_joins([states, codes, rates])] == [
+        ("codes.state_fips", "states.state_fips"), ("rates.code", "codes.code"),
+        ("rates.state_fips", "states.state_fips")]

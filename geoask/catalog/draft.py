@@ -1,19 +1,23 @@
 """``geoask catalog draft``: a catalog YAML drafted from any PostgreSQL/PostGIS database.
 
 The draft follows the shape of ``geoask/catalog/catalog.yaml``: per table or view its kind,
-row count, keys, declared foreign keys, ``COMMENT ON`` texts, and per column its type,
+row count, keys (primary and ``unique``), declared foreign keys, ``COMMENT ON`` texts (a table's
+comment once: :func:`title_and_theme`), and per column its type,
 nullability, range, few distinct values and, for geometry/geography columns, geometry type,
 SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`); a
 raster column's CRS, pixel size, tiling, extent, pixel types and nodata from ``raster_columns``
 (:class:`~geoask.catalog.model.RasterInfo`, band names, meanings and units ``TODO``). Join
 paths are the declared foreign keys plus *inferred* ones (``inferred: true``): same-named,
-same-typed key columns, and spatial joins between geometry tables whose extents overlap, with
-the predicate and the sampled match share (:mod:`geoask.catalog.spatial_joins`). Names that
-look abbreviated get ``abbreviation_candidates`` (:mod:`geoask.catalog.abbreviations`). What the
-database cannot tell (titles, themes, provenance, units of numbers, a polygon table's spatial
-unit) is written as ``TODO`` for a person to fill in; ``Catalog.todos()`` and ``geoask catalog
-check`` list them. The draft validates as a
-:class:`~geoask.catalog.model.Catalog` before it is written.
+same-typed key columns and same-named columns whose sampled values match
+(:mod:`geoask.catalog.attribute_joins`), each with its ``cardinality`` from the keys, and
+spatial joins between geometry tables whose extents overlap, with the predicate and the sampled
+match share (:mod:`geoask.catalog.spatial_joins`). The statistics of one relation share a time
+budget (``sample_budget_s``); one that runs out gets a ``notes`` line and no measured joins.
+Names that look abbreviated get ``abbreviation_candidates``
+(:mod:`geoask.catalog.abbreviations`). What the database cannot tell (titles, themes,
+provenance, units of numbers, a polygon table's spatial unit) is written as ``TODO`` for a
+person to fill in; ``Catalog.todos()`` and ``geoask catalog check`` list them. The draft
+validates as a :class:`~geoask.catalog.model.Catalog` before it is written.
 """
 
 from __future__ import annotations

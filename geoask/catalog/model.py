@@ -9,9 +9,10 @@ EPSG:4326); a column's ``type`` and ``geo`` facts give any other SRID.
 A catalog drafted from another database by ``geoask catalog draft`` has the same shape. Fields
 a person must fill in hold the :data:`TODO` marker (theme, title, source, column meanings and
 units, granularities the data cannot tell); :meth:`Catalog.todos` lists them. The optional
-fields a draft adds (a table's ``schema`` and ``kind``, ``rows_estimated``, a column's ``geo``
-facts and ``abbreviation_candidates``, a join path's ``inferred``, ``predicate``
-and ``match_share``) default to what the demo catalog means without them.
+fields a draft adds (a table's ``schema``, ``kind``, ``rows_estimated``, ``unique`` keys and
+``notes``, a column's ``geo`` facts and ``abbreviation_candidates``, a join path's ``inferred``,
+``predicate``, ``match_share`` and ``cardinality``) default to what the demo catalog means
+without them.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ import psycopg
 from psycopg import sql
 
 from geoask.catalog.introspect import LiveColumn, Relation, SpatialColumn
+from geoask.settings.database import DatabaseSettings
 
 ROW_THRESHOLD = 100_000
 """Relations with at most this many rows are profiled exactly (full scans)."""
@@ -34,8 +35,9 @@ ROW_THRESHOLD = 100_000
 SAMPLE_ROWS = 10_000
 """Rows sampled from a bigger relation (and for geometry validity: at most 2,000)."""
 
-RELATION_BUDGET_S = 5.0
-"""Seconds the statistics of one relation may take in all (``catalog draft --sample-budget``)."""
+RELATION_BUDGET_S: float = DatabaseSettings.model_fields["catalog_sample_budget_s"].default
+"""Seconds the statistics of one relation may take in all: the default of
+``GEOASK_CATALOG_SAMPLE_BUDGET_S`` (the CLI passes it, or ``--sample-budget``)."""
 
 MAX_VALUES = 50
 """A text or year column with at most this many distinct values gets a ``values`` list."""
