@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 import geoask.catalog.abbreviations
+import geoask.catalog.attribute_joins
 import geoask.catalog.check
 import geoask.catalog.columns
 import geoask.catalog.draft
+import geoask.catalog.join_path
 import geoask.catalog.spatial
 import geoask.catalog.spatial_joins
 from geoask.catalog.abbreviations import candidates
@@ -25,7 +27,8 @@ from geoask.errors import CatalogError
 
 @pytest.mark.parametrize("module", [geoask.catalog.abbreviations, geoask.catalog.check,
                                     geoask.catalog.columns, geoask.catalog.spatial,
-                                    geoask.catalog.draft, geoask.catalog.spatial_joins])
+                                    geoask.catalog.draft, geoask.catalog.spatial_joins,
+                                    geoask.catalog.attribute_joins, geoask.catalog.join_path])
 def test_docstring_examples(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -98,7 +101,7 @@ ABBREVIATED = [
     ("pct_ag", {"pct": ["percent"], "ag": ["agriculture", "agricultural"]}),
     ("medinc", {"med": ["median"], "inc": ["income", "incidence"]}),
     ("MedInc80", {"med": ["median"], "inc": ["income", "incidence"]}),
-    ("PCTOWNHOME", {"pct": ["percent"]}),
+    ("PCTOWNHOME", {"pct": ["percent"], "own": ["owner-occupied", "owned"]}),
     ("county_fips", {"fips": ["Federal Information Processing Standards code"]}),
     ("state_name", {}),
     ("precipitation_mm", {}),
@@ -106,6 +109,53 @@ ABBREVIATED = [
     ("status", {}),
     ("geom", {}),
 ]
+
+# census- and parcel-style names: each abbreviated piece found (abbreviations.yaml)
+CENSUS = [
+    ("rms", {"rms": ["rooms"]}),
+    ("bths", {"bths": ["bathrooms"]}),
+    ("num_bath", {"num": ["number"], "bath": ["bathrooms"]}),
+    ("lot_sqft", {"sqft": ["square feet"]}),
+    ("lotsz", {"sz": ["size"]}),
+    ("sq_ft", {"sq": ["square"], "ft": ["feet"]}),
+    ("popchg", {"pop": ["population"], "chg": ["change"]}),
+    ("pop_chg", {"pop": ["population"], "chg": ["change"]}),
+    ("age_0_4", {"age_0_4": ["age 0 to 4 years"]}),
+    ("a5_9", {"a5_9": ["age 5 to 9 years"]}),
+    ("age85plus", {"age85plus": ["age 85 years and over"]}),
+    ("pop_a5_9", {"pop": ["population"], "a5_9": ["age 5 to 9 years"]}),
+    ("hhinc", {"hh": ["household", "households"], "inc": ["income", "incidence"]}),
+    ("medhhinc", {"med": ["median"], "hh": ["household", "households"],
+                  "inc": ["income", "incidence"]}),
+    ("hu_vac", {"hu": ["housing units"], "vac": ["vacant", "vacancy"]}),
+    ("pct_own", {"pct": ["percent"], "own": ["owner-occupied", "owned"]}),
+    ("pct_rent", {"pct": ["percent"], "rent": ["renter-occupied", "rent"]}),
+    ("tot_pop", {"tot": ["total"], "pop": ["population"]}),
+    ("avg_hh_sz", {"avg": ["average"], "hh": ["household", "households"], "sz": ["size"]}),
+    ("yrblt", {"yr": ["year"], "blt": ["built"]}),
+    ("moe_pop", {"moe": ["margin of error"], "pop": ["population"]}),
+    # plain names stay without candidates
+    ("borough", {}), ("shape_area", {}), ("county_name", {}), ("zoning", {}),
+    ("bedrooms", {}), ("sale_price", {}), ("owner_name", {}), ("vacant", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), CENSUS, ids=[a[0] for a in CENSUS])
+def test_census_abbreviation_candidates(name, expected):
+    assert candidates(name) == expected
+
+
+def test_abbreviations_are_data_a_new_entry_needs_no_code(tmp_path):
+    from geoask.catalog.abbreviations import DATA_PATH, load_abbreviations
+
+    text = DATA_PATH.read_text().replace("abbreviations:\n", "abbreviations:\n  xyz: [xylophone]\n")
+    extended = tmp_path / "abbreviations.yaml"
+    extended.write_text(text)
+    assert load_abbreviations(extended)["abbreviations"]["xyz"] == ("xylophone",)
+    assert "xyz" not in load_abbreviations(DATA_PATH)["abbreviations"]
+    extended.write_text("abbreviations: {}\nwords: []\nletters: {}\npatterns: [{pattern: '('}]\n")
+    with pytest.raises(CatalogError, match=r"abbreviation file .* is invalid: error"):
+        load_abbreviations(extended)
 
 
 @pytest.mark.parametrize(("name", "expected"), ABBREVIATED, ids=[a[0] for a in ABBREVIATED])
@@ -130,3 +180,64 @@ def _catalog(table):
 
     return Catalog.model_validate({"version": 1, "schema": "s", "description": "d",
                                    "tables": [table]})
+
+
+def _rel(name, columns, primary_key=(), unique=()):
+    from geoask.catalog.introspect import LiveColumn, Relation
+
+    rel = Relation(oid=0, schema="s", name=name, kind="table", reltuples=0, comment=None,
+                   primary_key=list(primary_key), unique=[list(u) for u in unique])
+    for column, type_ in columns:
+        type_name, category = {"text": ("text", "S"), "integer": ("int4", "N"),
+                               "double precision": ("float8", "N")}[type_]
+        rel.columns.append(LiveColumn(column, type_, type_name, category, False, None))
+    return rel
+
+
+def test_value_joins_need_a_shared_non_generic_name_and_the_match_share():
+    from geoask.catalog.attribute_joins import MIN_MATCH_SHARE, infer_value_joins
+
+    parcels = _rel("parcels", [("county_name", "text"), ("name", "text"), ("zoning", "text"),
+                               ("lot_area", "double precision"), ("tract_id", "integer")])
+    summary = _rel("county_summary", [("county_name", "text"), ("name", "text"),
+                                      ("lot_area", "double precision"), ("tract_id", "integer")])
+    owners = _rel("owners", [("zoning", "text")])
+    shares = {"county_name": (5, 5), "zoning": (1, 4), "tract_id": (3, 4)}
+    probed = []
+
+    def probe(left, right, column):
+        probed.append((left.name, right.name, column))
+        return shares.get(column)
+
+    rows = {"parcels": 40, "county_summary": 5, "owners": 10}
+    paths = infer_value_joins([parcels, summary, owners], rows, set(), probe)
+    assert sorted(probed) == [("parcels", "county_summary", "county_name"),
+                              ("parcels", "county_summary", "tract_id"),
+                              ("parcels", "owners", "zoning")]  # no name, no float measure
+    assert [(p.left, p.right, p.match_share, p.sampled) for p in paths] == [
+        ("parcels.county_name", "county_summary.county_name", 1.0, 5),
+        ("parcels.tract_id", "county_summary.tract_id", 0.75, 4)]
+    assert MIN_MATCH_SHARE > 1 / 4  # zoning: below the threshold, not proposed
+    taken = {frozenset(("parcels.county_name", "county_summary.county_name"))}
+    assert [p.left for p in infer_value_joins([parcels, summary], rows, taken, probe)] == [
+        "parcels.tract_id"]  # a pair already joined by key is not probed again
+
+
+def test_value_joins_point_onto_the_unique_side():
+    from geoask.catalog.attribute_joins import value_candidates
+
+    big = _rel("counties", [("county_name", "text")], unique=[["county_name"]])
+    small = _rel("notes", [("county_name", "text")])
+    assert [(a.name, b.name) for a, b, _ in value_candidates(
+        [big, small], {"counties": 100, "notes": 2}, set())] == [("notes", "counties")]
+
+
+def test_key_join_inference_is_unchanged_and_unique_keys_make_parents():
+    from geoask.catalog.attribute_joins import infer_key_joins
+
+    states = _rel("states", [("state_fips", "text")], primary_key=["state_fips"])
+    codes = _rel("codes", [("state_fips", "text"), ("code", "text")], unique=[["code"]])
+    rates = _rel("rates", [("state_fips", "text"), ("code", "text")])
+    assert [(p.left, p.right) for p in infer_key_joins([states, codes, rates])] == [
+        ("codes.state_fips", "states.state_fips"), ("rates.code", "codes.code"),
+        ("rates.state_fips", "states.state_fips")]

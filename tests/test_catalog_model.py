@@ -74,6 +74,9 @@ def _mutated(path: list, value) -> dict:
         (["tables", 0, "columns", 0, "description"], "x", "description"),
         (["tables", 0, "columns", 0, "colour"], "red", "colour"),
         (["version"], KeyError, "version"),
+        (["tables", 0, "unique"], [["nope"]], "key columns ['nope']"),
+        (["join_paths", 0, "predicate"], "ST_Within", "a predicate is for spatial joins only"),
+        (["join_paths", 0, "match_share"], 0.5, "match_share is for spatial and attribute"),
     ],
 )
 def test_invalid_catalogs_are_rejected(tmp_path, path, value, message):
@@ -257,3 +260,33 @@ def test_a_declared_crs_is_epsg_or_planar_with_units(geo, problem):
         return
     with pytest.raises(ValidationError, match=problem):
         GeoInfo.model_validate(facts)
+
+
+def test_unique_keys_and_notes_load_and_give_join_cardinality(tmp_path):
+    data = copy.deepcopy(VALID)
+    data["tables"][1]["unique"] = [["year"]]
+    data["tables"][1]["notes"] = ["sampling stopped after 5 s"]
+    data["join_paths"] += [
+        {"left": "a.id", "right": "b.id", "kind": "attribute", "description": "Same id.",
+         "inferred": True, "match_share": 1.0, "sampled": 1},
+        {"left": "b.year", "right": "b.year", "kind": "attribute", "description": "Itself."},
+        {"left": "b.id", "right": "b.id", "kind": "attribute", "description": "Itself.",
+         "cardinality": "one_to_one"},
+    ]
+    file = tmp_path / "catalog.yaml"
+    file.write_text(yaml.safe_dump(data))
+    catalog = load_catalog(file)
+    assert catalog.table("b").unique == [["year"]]
+    assert catalog.table("b").is_unique(["year"]) and catalog.table("b").is_unique(["id", "year"])
+    assert not catalog.table("b").is_unique(["id"])
+    assert [catalog.join_cardinality(p) for p in catalog.join_paths] == [
+        "many_to_one", "one_to_many", "one_to_one", "one_to_one"]
+    assert "b: sampling stopped after 5 s" in catalog.todos()
+
+
+def test_a_spatial_path_has_no_cardinality():
+    path = {"left": "a.geom", "right": "a.geom", "kind": "spatial", "description": "Self."}
+    with pytest.raises(ValidationError, match="cardinality is for key and attribute joins"):
+        Catalog.model_validate({**VALID, "join_paths": [{**path, "cardinality": "one_to_one"}]})
+    assert Catalog.model_validate({**VALID, "join_paths": [path]}).join_cardinality(
+        Catalog.model_validate({**VALID, "join_paths": [path]}).join_paths[0]) is None

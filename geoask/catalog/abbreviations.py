@@ -8,69 +8,91 @@ The heuristic, in full:
 
 1. the name is split into tokens at ``_``, ``-``, spaces, digit runs and camelCase humps
    (``medInc80`` -> ``med``, ``inc``; digits are dropped);
-2. a token found in :data:`ABBREVIATIONS` (common GIS, census and statistics abbreviations)
-   gets its expansions;
+2. a token found in :data:`ABBREVIATIONS` (common GIS, census and statistics abbreviations:
+   ``rms``, ``bths``, ``sqft``, ``chg``, ``hh``, ``hu``, ``vac``, ``own``/``rent``...) gets its
+   expansions;
 3. a token that is a plain word of :data:`WORDS` gets nothing;
 4. any other token is segmented into at most three pieces, each an abbreviation, a plain word
    or one of the few single letters of :data:`LETTERS`, with at most two single letters and at
    least one abbreviation of two or more letters (``medinc`` -> ``med`` + ``inc``; ``cmedv`` ->
    ``c`` + ``med`` + ``v``; ``trctcode`` -> ``trct`` + ``code``); of several segmentations the one
-   with the fewest pieces wins. The abbreviation pieces get their expansions, keyed by piece.
+   with the fewest pieces wins. The abbreviation pieces get their expansions, keyed by piece;
+5. a whole-name pattern of :data:`PATTERNS` (age bands: ``age_0_4``, ``a5_9``, ``age85plus``)
+   adds the matched part with its expansion (``a5_9``: ``age 5 to 9 years``).
 
-A name that yields nothing (``state_name``, ``precipitation_mm``) gets no candidates. No
+The tables live in the data file ``abbreviations.yaml`` beside this module (:data:`DATA_PATH`),
+so a new abbreviation, plain word or pattern needs no code. A name that yields nothing
+(``state_name``, ``precipitation_mm``) gets no candidates. No
 well-kept library expands database column names (the PyPI packages found expand prose
-abbreviations or extract "long form (SF)" pairs from text), hence this small table.
+abbreviations or extract "long form (SF)" pairs from text), hence this small data file.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
-ABBREVIATIONS: dict[str, tuple[str, ...]] = {
-    "abbr": ("abbreviation",), "ag": ("agriculture", "agricultural"),
-    "addr": ("address",), "alt": ("altitude", "alternative"), "amt": ("amount",),
-    "avg": ("average",), "bldg": ("building",), "blk": ("block",), "bg": ("block group",),
-    "cap": ("capita", "capacity"), "cat": ("category",), "cnt": ("count",),
-    "cnty": ("county",), "co": ("county", "company"), "cty": ("county", "city"),
-    "ctry": ("country",), "cum": ("cumulative",), "dens": ("density",),
-    "dept": ("department",), "desc": ("description",), "dist": ("distance", "district"),
-    "div": ("division",), "dt": ("date",), "edu": ("education",), "elev": ("elevation",),
-    "emp": ("employment", "employees"), "exp": ("expectancy", "expenditure"),
-    "fam": ("family", "families"), "fips": ("Federal Information Processing Standards code",),
-    "fem": ("female",), "fid": ("feature id",), "gdp": ("gross domestic product",),
-    "geoid": ("geographic identifier",), "gid": ("geometry id",), "hh": ("household",),
-    "hhld": ("household",), "hisp": ("Hispanic",), "ht": ("height",), "hu": ("housing units",),
-    "inc": ("income", "incidence"), "ind": ("index", "industry"), "iso": ("ISO code",),
-    "lat": ("latitude",), "lon": ("longitude",), "lng": ("longitude",), "long": ("longitude",),
-    "max": ("maximum",), "med": ("median",), "min": ("minimum",), "mun": ("municipality",),
-    "muni": ("municipality",), "nbr": ("number", "neighbour"), "no": ("number",),
-    "num": ("number",), "occ": ("occupied", "occupation"), "pct": ("percent",),
-    "perc": ("percent",), "pop": ("population",), "prcp": ("precipitation",),
-    "precip": ("precipitation",), "prop": ("proportion", "property"), "pt": ("point",),
-    "pov": ("poverty",), "rd": ("road",), "reg": ("region",), "rt": ("rate", "route"),
-    "sq": ("square",), "st": ("state", "street"), "std": ("standard deviation", "standard"),
-    "tmp": ("temperature",), "temp": ("temperature",), "tot": ("total",),
-    "trct": ("tract",), "tr": ("tract",), "twp": ("township",), "unemp": ("unemployment",),
-    "val": ("value",), "veh": ("vehicle",), "yr": ("year",), "zip": ("ZIP code",),
-}
+import yaml
+
+from geoask.base.yamlio import load_yaml
+from geoask.errors import CatalogError
+
+DATA_PATH = Path(__file__).with_name("abbreviations.yaml")
+"""The data file: ``abbreviations``, ``words``, ``letters`` and ``patterns`` (extend it there)."""
+
+
+@dataclass(frozen=True)
+class NamePattern:
+    r"""A regular expression on a whole lower-case column name and its expansion (``\1``...).
+
+    >>> NamePattern(re.compile(r"a(\d+)_(\d+)"), r"age \1 to \2").match("pop_a5_9")
+    ('a5_9', 'age 5 to 9')
+    """
+
+    regex: re.Pattern[str]
+    expansion: str
+
+    def match(self, name: str) -> tuple[str, str] | None:
+        """(matched text without surrounding ``_``, expansion) of the first match, or None."""
+        found = self.regex.search(name)
+        if found is None:
+            return None
+        return found.group(0).strip("_"), found.expand(self.expansion)
+
+
+def load_abbreviations(path: Path) -> dict[str, Any]:
+    """The abbreviation data of ``path``; raises CatalogError naming the file if it is broken."""
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"))
+        return {
+            "abbreviations": {str(k): tuple(map(str, v))
+                              for k, v in data["abbreviations"].items()},
+            "words": frozenset(map(str, data["words"])),
+            "letters": {str(k): tuple(map(str, v)) for k, v in data["letters"].items()},
+            "patterns": tuple(NamePattern(re.compile(p["pattern"]), str(p["expansion"]))
+                              for p in data.get("patterns") or ()),
+        }
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, re.error) as error:
+        raise CatalogError(f"abbreviation file {path} is invalid: "
+                           f"{type(error).__name__}: {error}".splitlines()[0]) from None
+
+
+_DATA = load_abbreviations(DATA_PATH)
+
+ABBREVIATIONS: dict[str, tuple[str, ...]] = _DATA["abbreviations"]
 """Common abbreviations in GIS, census and statistics column names -> candidate expansions."""
 
-WORDS = frozenset((
-    "age", "area", "bike", "bikes", "birth", "births", "black", "capacity", "case", "cases",
-    "city", "class", "code", "count", "county", "crime", "date", "death", "deaths", "empty",
-    "exposure", "family", "female", "geog", "geom", "geometry", "home", "id", "income", "index",
-    "key", "land", "length", "level", "male", "males", "median", "name", "non", "own", "owner",
-    "percent", "person", "population", "rate", "ratio", "road", "shape", "state", "station",
-    "status", "total", "town", "tract", "type", "value", "water", "white", "year", "zone",
-))
+WORDS: frozenset[str] = _DATA["words"]
 """Plain words that are not abbreviations but may be pieces of a run-together name."""
 
-LETTERS: dict[str, tuple[str, ...]] = {
-    "c": ("corrected", "count"), "n": ("number",), "p": ("percent", "proportion"),
-    "v": ("value",),
-}
+LETTERS: dict[str, tuple[str, ...]] = _DATA["letters"]
 """The single letters allowed as pieces of a run-together name (``cmedv``)."""
+
+PATTERNS: tuple[NamePattern, ...] = _DATA["patterns"]
+"""Whole-name patterns such as age bands (``age_0_4``, ``a5_9``, ``age85plus``)."""
 
 _SPLIT = re.compile(r"[_\-\s]+|\d+|(?<=[a-z])(?=[A-Z])")
 
@@ -100,6 +122,10 @@ def candidates(name: str) -> dict[str, list[str]]:
             expansions = ABBREVIATIONS.get(piece) or LETTERS.get(piece)
             if expansions and piece not in found:
                 found[piece] = list(expansions)
+    for pattern in PATTERNS:
+        matched = pattern.match(name.lower())
+        if matched is not None and matched[0] not in found:
+            found[matched[0]] = [matched[1]]
     return found
 
 

@@ -106,6 +106,9 @@ def _check_table(conn: psycopg.Connection, table: Table, rel: Relation) -> list[
     if table.primary_key != rel.primary_key:
         out.append(f"{table.name}: primary key ({', '.join(table.primary_key)}) in the catalog, "
                    f"({', '.join(rel.primary_key)}) in the database")
+    out += [f"{table.name}: unique ({', '.join(key)}) in the catalog is not a UNIQUE "
+            "constraint or unique index in the database"
+            for key in table.unique if sorted(key) not in [sorted(k) for k in rel.unique]]
     stated = {(tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))
               for fk in table.foreign_keys}
     actual = {(tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))

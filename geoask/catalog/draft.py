@@ -1,19 +1,23 @@
 """``geoask catalog draft``: a catalog YAML drafted from any PostgreSQL/PostGIS database.
 
 The draft follows the shape of ``geoask/catalog/catalog.yaml``: per table or view its kind,
-row count, keys, declared foreign keys, ``COMMENT ON`` texts, and per column its type,
+row count, keys (primary and ``unique``), declared foreign keys, ``COMMENT ON`` texts (a table's
+comment once: :func:`title_and_theme`), and per column its type,
 nullability, range, few distinct values and, for geometry/geography columns, geometry type,
 SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`); a
 raster column's CRS, pixel size, tiling, extent, pixel types and nodata from ``raster_columns``
 (:class:`~geoask.catalog.model.RasterInfo`, band names, meanings and units ``TODO``). Join
 paths are the declared foreign keys plus *inferred* ones (``inferred: true``): same-named,
-same-typed key columns, and spatial joins between geometry tables whose extents overlap, with
-the predicate and the sampled match share (:mod:`geoask.catalog.spatial_joins`). Names that
-look abbreviated get ``abbreviation_candidates`` (:mod:`geoask.catalog.abbreviations`). What the
-database cannot tell (titles, themes, provenance, units of numbers, a polygon table's spatial
-unit) is written as ``TODO`` for a person to fill in; ``Catalog.todos()`` and ``geoask catalog
-check`` list them. The draft validates as a
-:class:`~geoask.catalog.model.Catalog` before it is written.
+same-typed key columns and same-named columns whose sampled values match
+(:mod:`geoask.catalog.attribute_joins`), each with its ``cardinality`` from the keys, and
+spatial joins between geometry tables whose extents overlap, with the predicate and the sampled
+match share (:mod:`geoask.catalog.spatial_joins`). The statistics of one relation share a time
+budget (``sample_budget_s``); one that runs out gets a ``notes`` line and no measured joins.
+Names that look abbreviated get ``abbreviation_candidates``
+(:mod:`geoask.catalog.abbreviations`). What the database cannot tell (titles, themes,
+provenance, units of numbers, a polygon table's spatial unit) is written as ``TODO`` for a
+person to fill in; ``Catalog.todos()`` and ``geoask catalog check`` list them. The draft
+validates as a :class:`~geoask.catalog.model.Catalog` before it is written.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import psycopg
 import yaml
 from pydantic import ValidationError
 
-from geoask.catalog import abbreviations, introspect, profile, spatial_joins
+from geoask.catalog import abbreviations, attribute_joins, introspect, profile, spatial_joins
 from geoask.catalog.introspect import LiveColumn, Relation
 from geoask.catalog.model import (
     TODO,
@@ -40,7 +44,6 @@ from geoask.catalog.model import (
     Column,
     ForeignKey,
     GeoInfo,
-    JoinPath,
     RasterBand,
     RasterInfo,
     Table,
@@ -52,19 +55,19 @@ from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
 
 _INTEGER = re.compile(r"^(smallint|integer|bigint|numeric\(\d+,\s*0\))$")
-_KEY_NAME = re.compile(
-    r"^(.+_(id|fips|code|key|no|num|iso|iso_a[23]|abbr|uid|gid)|fips|geoid|iso_a[23]|"
-    r"[a-z]+_fips)$", re.IGNORECASE)
 
 
 def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
-                  threshold: int = profile.ROW_THRESHOLD, timeout_s: int = 30) -> Catalog:
+                  threshold: int = profile.ROW_THRESHOLD, timeout_s: int = 30,
+                  sample_budget_s: float = profile.RELATION_BUDGET_S) -> Catalog:
     """Introspect the database at ``url`` and return a draft catalog of ``schemas``.
 
     ``schemas`` default to every non-system schema with a table the role can read; the
     catalog's ``schema`` is the first one, tables of the others name theirs. Relations of at
     most ``threshold`` rows are profiled exactly, bigger ones from estimates and samples.
-    Geometry facts are in each column's own CRS (``GeoInfo.extent`` in its units).
+    Geometry facts are in each column's own CRS (``GeoInfo.extent`` in its units). The
+    statistics of one relation take at most ``sample_budget_s`` seconds; a relation whose
+    sampling stopped gets a note and no measured join paths.
 
     Raises:
         DatabaseError: the database cannot be reached.
@@ -85,38 +88,46 @@ def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
         order = list(dict.fromkeys(schemas or [r.schema for r in rels]))
         home = order[0]
         postgis = introspect.postgis_schema(conn) or "public"
+        budget = (sample_budget_s, timeout_s)
         try:
-            tables = [_table(conn, rel, home, threshold, postgis, {r.name for r in rels})
+            tables = [_table(conn, rel, home, threshold, postgis, {r.name for r in rels}, budget)
                       for rel in rels]
         except ValidationError as error:  # a bug of the draft, reported in one line
             raise CatalogError(
                 f"the draft does not validate: {validation_problems(error)}") from None
-        join_paths = _join_paths(rels) + spatial_joins.infer_spatial_joins(conn, rels, tables)
+        probe = attribute_joins.sql_probe(conn, {t.name: t for t in tables}, *budget)
+        measured = [t for t in tables if not t.notes]  # sampling stopped: not probed again
+        join_paths = attribute_joins.join_paths(rels, tables, probe) + \
+            spatial_joins.infer_spatial_joins(conn, rels, measured)
         comment = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
                                "WHERE nspname = %s", (home,)).fetchone()
     description = (comment[0] if comment and comment[0] else TODO)
     try:
-        return Catalog.model_validate({
+        catalog = Catalog.model_validate({
             "version": 1, "schema": home, "description": description, "tables": tables,
             "join_paths": join_paths,
         })
     except ValidationError as error:
         raise CatalogError(f"the draft does not validate: {validation_problems(error)}") from None
+    return catalog.model_copy(update={"join_paths": [
+        p.model_copy(update={"cardinality": catalog.join_cardinality(p)})
+        for p in catalog.join_paths]})
 
 
 def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, postgis: str,
-           drafted: set[str]) -> Table:
-    prof = profile.profile(conn, rel, threshold)
-    keys = _key_columns(rel)
-    columns = [_column(conn, rel, c, prof, keys, postgis) for c in rel.columns]
-    temporal = [c for c in rel.columns if profile.is_temporal(c)]
-    step, coverage = _time(conn, rel, temporal, prof)
-    theme = rel.comment.strip() if rel.comment and len(rel.comment.strip()) >= 20 else TODO
+           drafted: set[str], budget: tuple[float, int]) -> Table:
+    with profile.time_budget(*budget) as spent:
+        prof = profile.profile(conn, rel, threshold)
+        keys = _key_columns(rel)
+        columns = [_column(conn, rel, c, prof, keys, postgis) for c in rel.columns]
+        temporal = [c for c in rel.columns if profile.is_temporal(c)]
+        step, coverage = _time(conn, rel, temporal, prof)
+    title, theme = title_and_theme(rel.comment)
     return Table.model_validate({
         "name": rel.name,
         **({} if rel.schema == home else {"schema": rel.schema}),
         "kind": rel.kind,
-        "title": _title(rel.comment),
+        "title": title,
         "theme": theme,
         "spatial_granularity": _spatial_granularity(columns),
         "temporal_granularity": step,
@@ -125,30 +136,47 @@ def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, p
         "expected_rows": prof.rows if prof.rows > 0 else TODO,
         "rows_estimated": prof.estimated,
         "primary_key": rel.primary_key,
+        "unique": rel.unique,
         "foreign_keys": [
             ForeignKey(columns=fk.columns, ref_table=fk.ref_table, ref_columns=fk.ref_columns,
                        ref_schema=None if fk.ref_schema == rel.schema else fk.ref_schema)
             for fk in rel.foreign_keys if fk.ref_table in drafted],
         "columns": columns,
+        "notes": [spent.note] if spent.stopped else [],
     })
 
 
-def _title(comment: str | None) -> str:
-    """The first sentence of a table comment (at most 100 characters), else TODO.
+THEME_CHARS = 100
+"""A table comment longer than this, or of several sentences, is a theme, not a title."""
 
-    >>> _title("US states and DC. Boundaries from TIGER."), _title(None)
-    ('US states and DC', 'TODO')
+
+def title_and_theme(comment: str | None) -> tuple[str, str]:
+    """A table comment used once: as the title if short, else as the theme; the other is TODO.
+
+    A comment of one sentence of at most :data:`THEME_CHARS` characters names the table (its
+    title, final stop dropped); a longer one describes it (its theme, kept whole); a person
+    writes the other. No comment: both TODO.
+
+    >>> title_and_theme("Census tracts of New York.")
+    ('Census tracts of New York', 'TODO')
+    >>> title_and_theme("US states and DC. Boundaries from TIGER, generalised to 1:500k.")
+    ('TODO', 'US states and DC. Boundaries from TIGER, generalised to 1:500k.')
+    >>> title_and_theme(None), title_and_theme("Roads")
+    (('TODO', 'TODO'), ('Roads', 'TODO'))
     """
-    if not comment or not comment.strip():
-        return TODO
-    first = re.split(r"(?<=[.!?])\s", comment.strip(), maxsplit=1)[0].rstrip(".!? ")
-    return first if 0 < len(first) <= 100 else TODO
+    text = (comment or "").strip()
+    if not text:
+        return TODO, TODO
+    sentences = re.split(r"(?<=[.!?])\s", text)
+    if len(sentences) == 1 and len(text) <= THEME_CHARS:
+        return text.rstrip(".!? ") or TODO, TODO
+    return TODO, (text if len(text) >= 20 else TODO)
 
 
 def _key_columns(rel: Relation) -> set[str]:
     keys = set(rel.primary_key) | {c for u in rel.unique for c in u}
     keys |= {c for fk in rel.foreign_keys for c in fk.columns}
-    return keys | {c.name for c in rel.columns if _KEY_NAME.match(c.name)}
+    return keys | {c.name for c in rel.columns if attribute_joins.KEY_NAME.match(c.name)}
 
 
 def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: profile.Profile,
@@ -257,56 +285,6 @@ def _step(values: list[Any]) -> str:
         return "monthly"
     gaps = {(b - a).days for a, b in itertools.pairwise(days)}
     return "daily" if min(gaps) == 1 else TODO
-
-
-def _join_paths(rels: list[Relation]) -> list[JoinPath]:
-    """Declared single-column foreign keys, then inferred same-name, same-type key joins."""
-    by_name = {r.name: r for r in rels}
-    paths: list[JoinPath] = []
-    declared: set[frozenset[str]] = set()
-    for rel in rels:
-        for fk in rel.foreign_keys:
-            if len(fk.columns) != 1 or fk.ref_table not in by_name:
-                continue
-            left, right = f"{rel.name}.{fk.columns[0]}", f"{fk.ref_table}.{fk.ref_columns[0]}"
-            declared.add(frozenset((left, right)))
-            paths.append(JoinPath(left=left, right=right, kind="foreign_key",
-                                  description=f"Declared foreign key of {rel.name}."))
-    paths += [p for p in infer_joins(rels) if frozenset((p.left, p.right)) not in declared]
-    return paths
-
-
-def infer_joins(rels: list[Relation]) -> list[JoinPath]:
-    """Join paths guessed from same-named, same-typed key-like columns of two relations.
-
-    Columns are grouped by (name, type). A relation with a single-column primary key or
-    unique constraint on the column is a *parent*; every other relation with the column joins
-    each parent (``child.col ~ parent.col``). With no parent, relations that have the column in
-    their primary key and a key-like name (``*_id``, ``*_fips``, ``*_code``, ``geoid``,
-    ``iso_a3``...) are paired with each other. The bare name ``id`` and spatial columns are
-    never matched. Each path has ``kind: attribute`` and ``inferred: true``.
-    """
-    groups: dict[tuple[str, str], list[Relation]] = {}
-    for rel in rels:
-        for col in rel.columns:
-            if col.name != "id" and col.category != "U" and col.name not in rel.spatial:
-                groups.setdefault((col.name, col.type), []).append(rel)
-    pairs: list[tuple[Relation, Relation, str, str]] = []
-    for (name, type_), members in groups.items():
-        if len(members) < 2:
-            continue
-        parents = [r for r in members if r.primary_key == [name] or [name] in r.unique]
-        if parents:
-            pairs += [(child, parent, name, type_) for parent in parents for child in members
-                      if child is not parent and child not in parents]
-            pairs += [(a, b, name, type_) for a in parents for b in parents if a.name < b.name]
-        elif _KEY_NAME.match(name):
-            keyed = [r for r in members if name in r.primary_key]
-            pairs += [(a, b, name, type_) for a in keyed for b in keyed if a.name < b.name]
-    return [JoinPath(left=f"{a.name}.{name}", right=f"{b.name}.{name}", kind="attribute",
-                     inferred=True, description=f"Inferred: same column name and type "
-                     f"({type_}); no foreign key is declared.")
-            for a, b, name, type_ in sorted(pairs, key=lambda p: (p[0].name, p[1].name, p[2]))]
 
 
 class _Dumper(yaml.SafeDumper):

@@ -79,6 +79,7 @@ class Relation:
     columns: list[LiveColumn] = field(default_factory=list)
     primary_key: list[str] = field(default_factory=list)
     unique: list[list[str]] = field(default_factory=list)
+    """Column lists of UNIQUE constraints and unique indexes (not the primary key)."""
     foreign_keys: list[ForeignKeyInfo] = field(default_factory=list)
     spatial: dict[str, SpatialColumn] = field(default_factory=dict)
 
@@ -153,9 +154,22 @@ SELECT con.conrelid::int8, con.contype::text,
 FROM pg_constraint con
 LEFT JOIN pg_class fc ON fc.oid = con.confrelid
 LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
-WHERE con.conrelid = ANY(%s::oid[]) AND con.contype IN ('p', 'u', 'f')
+WHERE con.conrelid = ANY(%s::oid[]) AND con.contype IN ('p', 'f')
 ORDER BY con.conrelid, con.conname
 """
+
+_UNIQUE_INDEXES = """
+SELECT i.indrelid::int8,
+       array(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n
+             WHERE k.o <= i.indnkeyatts ORDER BY k.o)
+FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+WHERE i.indrelid = ANY(%s::oid[]) AND i.indisunique AND NOT i.indisprimary
+  AND i.indpred IS NULL AND i.indexprs IS NULL
+ORDER BY i.indrelid, ic.relname
+"""
+"""Unique indexes on plain columns (no expression, not partial): UNIQUE constraints' own
+indexes and ``CREATE UNIQUE INDEX`` alike; the primary key's index is left out."""
 
 
 def postgis_schema(conn: psycopg.Connection) -> str | None:
@@ -195,11 +209,12 @@ def relations(conn: psycopg.Connection, schemas: Sequence[str] | None = None) ->
         rel = by_oid[oid]
         if contype == "p":
             rel.primary_key = list(cols)
-        elif contype == "u":
-            rel.unique.append(list(cols))
-        else:
+        elif contype == "f":
             rel.foreign_keys.append(ForeignKeyInfo(list(cols), ref_schema, ref_table,
                                                    list(ref_cols)))
+    for oid, cols in conn.execute(_UNIQUE_INDEXES, (oids,)):
+        if list(cols) not in by_oid[oid].unique:
+            by_oid[oid].unique.append(list(cols))
     _add_spatial_columns(conn, found)
     return found
 

@@ -9,9 +9,10 @@ EPSG:4326); a column's ``type`` and ``geo`` facts give any other SRID.
 A catalog drafted from another database by ``geoask catalog draft`` has the same shape. Fields
 a person must fill in hold the :data:`TODO` marker (theme, title, source, column meanings and
 units, granularities the data cannot tell); :meth:`Catalog.todos` lists them. The optional
-fields a draft adds (a table's ``schema`` and ``kind``, ``rows_estimated``, a column's ``geo``
-facts and ``abbreviation_candidates``, a join path's ``inferred``, ``predicate``
-and ``match_share``) default to what the demo catalog means without them.
+fields a draft adds (a table's ``schema``, ``kind``, ``rows_estimated``, ``unique`` keys and
+``notes``, a column's ``geo`` facts and ``abbreviation_candidates``, a join path's ``inferred``,
+``predicate``, ``match_share`` and ``cardinality``) default to what the demo catalog means
+without them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pydantic import (
 from geoask.base.yamlio import load_yaml
 from geoask.catalog.granularity import COMMON_SPATIAL_GRANULARITIES as COMMON_SPATIAL_GRANULARITIES
 from geoask.catalog.granularity import SpatialGranularity, TemporalGranularity
+from geoask.catalog.join_path import Cardinality, JoinPath, cardinality
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
 
@@ -215,13 +217,24 @@ class Table(_Strict):
         default=False, description="expected_rows is a planner estimate (big table), not a count."
     )
     primary_key: list[str]
+    unique: list[list[str]] = Field(
+        default_factory=list,
+        description="Column lists of UNIQUE constraints and unique indexes (not the primary "
+        "key); a join onto one of them is many_to_one.",
+    )
     foreign_keys: list[ForeignKey] = Field(default_factory=list)
     columns: list[Column]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Drafts: what the draft could not measure (e.g. sampling stopped after "
+        "5 s); listed as TODOs until a person deletes them.",
+    )
 
     @model_validator(mode="after")
     def _keys_name_columns(self) -> Table:
         names = {c.name for c in self.columns}
         used = set(self.primary_key) | {c for fk in self.foreign_keys for c in fk.columns}
+        used |= {c for key in self.unique for c in key}
         missing = sorted(used - names)
         if missing:
             raise ValueError(f"table {self.name}: key columns {missing} are not declared")
@@ -242,49 +255,17 @@ class Table(_Strict):
         """The columns with a :class:`~geoask.catalog.spatial.SpatialKind`, in table order."""
         return [c for c in self.columns if c.spatial is not None]
 
+    def is_unique(self, columns: list[str]) -> bool:
+        """Whether ``columns`` hold a primary key or UNIQUE key, so their values never repeat."""
+        keys = [self.primary_key, *self.unique] if self.primary_key else self.unique
+        return any(key and set(key) <= set(columns) for key in keys)
+
     def column(self, name: str) -> Column:
         """Return the column called ``name``; raises KeyError if there is none."""
         for c in self.columns:
             if c.name == name:
                 return c
         raise KeyError(f"{self.name}.{name}")
-
-
-SpatialPredicate = Literal["ST_Within", "ST_Intersects"]
-"""How a spatial join path relates its ends (see :mod:`geoask.catalog.spatial_joins`)."""
-
-
-class JoinPath(_Strict):
-    """A documented way to relate two tables (by key, by shared attribute, or spatially)."""
-
-    left: str = Field(description="'table.column' or 'table' for spatial joins.")
-    right: str
-    kind: Literal["foreign_key", "attribute", "spatial"]
-    description: str
-    inferred: bool = Field(
-        default=False,
-        description="Guessed by `catalog draft` (same-named, same-typed key columns, or "
-        "overlapping geometry tables); a person confirms it (and sets this false) or deletes it.",
-    )
-    predicate: SpatialPredicate | None = Field(
-        default=None,
-        description="Spatial joins: ST_Within (a point on each left geometry's surface lies in "
-        "a right geometry) or ST_Intersects; `catalog check` then tests that sampled rows "
-        "still match.",
-    )
-    match_share: float | None = Field(
-        default=None, ge=0.0, le=1.0,
-        description="Share (0-1) of `sampled` left rows that matched a right row by "
-        "`predicate` when drafted.",
-    )
-    sampled: int | None = Field(default=None, ge=0, description="Left rows sampled.")
-
-    @model_validator(mode="after")
-    def _predicate_is_spatial(self) -> JoinPath:
-        if self.kind != "spatial" and (self.predicate or self.match_share is not None):
-            raise ValueError(f"join path {self.left} ~ {self.right}: predicate and match_share "
-                             "are for spatial joins only")
-        return self
 
 
 class Catalog(_Strict):
@@ -319,6 +300,21 @@ class Catalog(_Strict):
                     by_name[table].column(col)
         return self
 
+    def join_cardinality(self, path: JoinPath) -> Cardinality | None:
+        """The path's stated ``cardinality``, else derived from the keys of its column ends.
+
+        A join onto a primary key, UNIQUE constraint or unique index is ``many_to_one``
+        (:func:`~geoask.catalog.join_path.cardinality`); spatial paths and ends without a column
+        give None.
+        """
+        if path.cardinality is not None or path.kind == "spatial":
+            return path.cardinality
+        ends = [end.partition(".") for end in (path.left, path.right)]
+        if any(not column for _, _, column in ends):
+            return None
+        (left, _, lcol), (right, _, rcol) = ends
+        return cardinality(self.table(left).is_unique([lcol]), self.table(right).is_unique([rcol]))
+
     def schema_of(self, table: Table) -> str:
         """The schema ``table`` lives in: its own ``schema`` or the catalog's."""
         return table.schema_name or self.schema_name
@@ -338,6 +334,7 @@ class Catalog(_Strict):
             lines.append("catalog: description is TODO")
         for t in self.tables:
             lines += [f"{t.name}: {field} is TODO" for field, value in _fields(t) if value == TODO]
+            lines += [f"{t.name}: {note}" for note in t.notes]
             for c in t.columns:
                 lines += [f"{t.name}.{c.name}: {field} is TODO"
                           for field, value in _fields(c) if value == TODO]

@@ -5,13 +5,20 @@ a bigger one is never scanned whole: its row count is the planner estimate (``re
 ranges come from ``pg_stats`` (histogram bounds and most common values) or a ``TABLESAMPLE``,
 and distinct values and geometry validity from a sample of at most ``sample_rows`` rows. Every
 query is parameterised; failures of one statistic (e.g. a timeout) leave it unknown (None)
-inside a savepoint instead of aborting the draft.
+inside a savepoint instead of aborting the draft. Inside :func:`time_budget` (the draft opens
+one per relation) all of a relation's queries share one time budget, enforced by
+``statement_timeout``: a slow view (an aggregate such as ``ST_Union`` per group) stops being
+sampled after a few seconds, and the draft notes it rather than failing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -20,12 +27,17 @@ import psycopg
 from psycopg import sql
 
 from geoask.catalog.introspect import LiveColumn, Relation, SpatialColumn
+from geoask.settings.database import DatabaseSettings
 
 ROW_THRESHOLD = 100_000
 """Relations with at most this many rows are profiled exactly (full scans)."""
 
 SAMPLE_ROWS = 10_000
 """Rows sampled from a bigger relation (and for geometry validity: at most 2,000)."""
+
+RELATION_BUDGET_S: float = DatabaseSettings.model_fields["catalog_sample_budget_s"].default
+"""Seconds the statistics of one relation may take in all: the default of
+``GEOASK_CATALOG_SAMPLE_BUDGET_S`` (the CLI passes it, or ``--sample-budget``)."""
 
 MAX_VALUES = 50
 """A text or year column with at most this many distinct values gets a ``values`` list."""
@@ -49,20 +61,92 @@ class Profile:
     sampled: bool
 
 
-def _safely(conn: psycopg.Connection, query: sql.Composed | sql.SQL,
-            params: Any = None) -> list[Any]:
-    """Rows of ``query``, or [] if it fails (inside a savepoint, so the transaction lives)."""
+@dataclass
+class Budget:
+    """The time left for the sampling queries of one relation (see :func:`time_budget`).
+
+    ``stopped`` turns true when a query was cancelled by the budget's ``statement_timeout`` or
+    skipped because the budget was spent; ``restore_ms`` is the draft's own statement timeout.
+    """
+
+    seconds: float
+    restore_ms: int
+    deadline: float
+    stopped: bool = False
+
+    def remaining_ms(self) -> int:
+        """Milliseconds left, capped by the draft's statement timeout (0: spent)."""
+        left = max(0, int((self.deadline - time.monotonic()) * 1000))
+        return min(left, self.restore_ms) if self.restore_ms > 0 else left
+
+    @property
+    def note(self) -> str:
+        """The draft note of a relation whose sampling stopped."""
+        return (f"sampling stopped after {self.seconds:g} s (the per-relation budget, "
+                "--sample-budget); statistics it did not reach are left out or TODO")
+
+
+_BUDGET: ContextVar[Budget | None] = ContextVar("geoask_sampling_budget", default=None)
+
+
+@contextmanager
+def time_budget(seconds: float, timeout_s: int) -> Iterator[Budget]:
+    """Bound every statistic query run inside by ``seconds`` in all (``statement_timeout``).
+
+    Queries read it through :func:`safe_rows`; ``timeout_s`` is the statement timeout restored
+    after each one. A spent budget makes the remaining queries return [] at once.
+    """
+    budget = Budget(seconds, timeout_s * 1000, time.monotonic() + seconds)
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+def safe_rows(conn: psycopg.Connection, query: sql.Composed | sql.SQL,
+              params: Any = None) -> list[Any]:
+    """Rows of ``query``, or [] if it fails (inside a savepoint, so the transaction lives).
+
+    Inside :func:`time_budget` the query runs with ``statement_timeout`` set to the time left.
+    """
+    budget = _BUDGET.get()
+    if budget is None:
+        try:
+            with conn.transaction():
+                return conn.execute(query, params).fetchall()
+        except psycopg.Error:
+            return []
+    left = budget.remaining_ms()
+    if left <= 0:
+        budget.stopped = True
+        return []
     try:
         with conn.transaction():
-            return conn.execute(query, params).fetchall()
+            conn.execute(_SET_TIMEOUT, (str(left),))
+            rows = conn.execute(query, params).fetchall()
+            conn.execute(_SET_TIMEOUT, (str(budget.restore_ms),))
+            return rows
+    except psycopg.errors.QueryCanceled:
+        budget.stopped = True
+        return []
     except psycopg.Error:
         return []
 
 
+_SET_TIMEOUT = "SELECT set_config('statement_timeout', %s, true)"
+_safely = safe_rows
+
+
 def profile(conn: psycopg.Connection, rel: Relation, threshold: int = ROW_THRESHOLD) -> Profile:
-    """Row count of ``rel``: exact up to ``threshold`` rows, else the planner estimate."""
+    """Row count of ``rel``: exact up to ``threshold`` rows, else the planner estimate.
+
+    0 (unknown, estimated) when the count fails and the planner has no estimate either.
+    """
     query = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} LIMIT %s) s").format(rel.identifier)
     rows = _safely(conn, query, (threshold + 1,))
+    if not rows and rel.reltuples <= 0:  # the count failed (e.g. a slow view): rows unknown
+        return Profile(0, estimated=True, sampled=True)
     counted = int(rows[0][0]) if rows else threshold + 1
     if counted <= threshold:
         return Profile(counted, estimated=False, sampled=False)

@@ -37,7 +37,8 @@ from psycopg import sql
 
 from geoask.catalog import introspect, profile
 from geoask.catalog.introspect import Relation
-from geoask.catalog.model import JoinPath, SpatialPredicate, Table
+from geoask.catalog.join_path import SpatialPredicate
+from geoask.catalog.model import JoinPath, Table
 
 SAMPLE_ROWS = 200
 """Left rows sampled per candidate pair (each probes the right side's spatial index once)."""

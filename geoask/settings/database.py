@@ -66,6 +66,12 @@ class DatabaseSettings(BaseModel):
     statement_timeout_s: int = Field(
         default=30, ge=1, description="Statement timeout of the reader role and executor (s)."
     )
+    catalog_sample_budget_s: float = Field(
+        default=5.0, gt=0,
+        description="Seconds the statistics of one table or view may take in `catalog draft` "
+        "(a statement_timeout on its sampling queries); a slower one, such as a view that "
+        "aggregates geometries, gets a note in the draft instead of more statistics.",
+    )
     sql_policy: Literal["separated", "postgis"] = Field(
         default="separated",
         description=(

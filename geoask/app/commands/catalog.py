@@ -11,7 +11,7 @@ import typer
 from geoask.app.commands.retrieval import register as register_retrieval_commands
 from geoask.catalog.ddl import column_comment
 from geoask.catalog.describe import DescriptionOutput, DescriptionRefusal
-from geoask.catalog.model import Catalog, Table, load_catalog
+from geoask.catalog.model import Catalog, JoinPath, Table, load_catalog
 from geoask.errors import CatalogError
 from geoask.settings import Settings, get_settings
 
@@ -39,6 +39,7 @@ def describe(table: Table) -> str:
         f"{table.temporal_granularity}, coverage {coverage}",
         f"  primary key: {', '.join(table.primary_key)}",
     ]
+    lines += [f"  unique: {', '.join(key)}" for key in table.unique]
     lines += [f"  foreign key: ({', '.join(fk.columns)}) -> {fk.ref_table}"
               f"({', '.join(fk.ref_columns)})" for fk in table.foreign_keys]
     lines += [f"  - {c.name} {c.type}: {column_comment(c)}" for c in table.columns]
@@ -46,12 +47,19 @@ def describe(table: Table) -> str:
     return "\n".join(lines)
 
 
+def _join_kind(catalog: Catalog, path: JoinPath) -> str:
+    """``kind`` and, for key and attribute joins with known keys, the cardinality."""
+    cardinality = catalog.join_cardinality(path)
+    return path.kind if cardinality is None else f"{path.kind}, {cardinality.replace('_', '-')}"
+
+
 def describe_catalog(catalog: Catalog) -> str:
     """Human-readable summary of every table and join path."""
     parts = [f"schema {catalog.schema_name}: {catalog.description}", ""]
     parts += [describe(t) + "\n" for t in catalog.tables]
     parts.append("join paths:")
-    parts += [f"  {j.left} ~ {j.right} ({j.kind}): {j.description}" for j in catalog.join_paths]
+    parts += [f"  {j.left} ~ {j.right} ({_join_kind(catalog, j)}): {j.description}"
+              for j in catalog.join_paths]
     return "\n".join(parts)
 
 
@@ -99,6 +107,10 @@ def draft(
         "--schema", help="Schema to draft; repeatable (default: every schema with tables).")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
+    sample_budget: Annotated[float | None, typer.Option(
+        "--sample-budget", min=0.1, help="Seconds the statistics of one table or view may take "
+        "(default: GEOASK_CATALOG_SAMPLE_BUDGET_S); a slower one is noted in the draft.")
+    ] = None,
     describe: Annotated[bool, typer.Option(
         "--describe", help="Ask the catalog agent (GEOASK_MODEL_CATALOG or GEOASK_MODEL) for "
         "titles, themes and column meanings; units only where the name or comment states them."
@@ -112,7 +124,8 @@ def draft(
     settings = get_settings()
     describer = _describer(settings) if describe else None  # no model: exit 2 before any work
     url = _url(database_url, settings)
-    catalog = draft_catalog(url, schema or None, timeout_s=settings.statement_timeout_s)
+    catalog = draft_catalog(url, schema or None, timeout_s=settings.statement_timeout_s,
+                            sample_budget_s=sample_budget or settings.catalog_sample_budget_s)
     header = ""
     if describer is not None:
         catalog, header = describer.describe(catalog, url)
