@@ -51,3 +51,15 @@ def test_a_box_in_another_srid_is_refused_with_the_srids(sql, message):
 
 def test_without_a_catalog_nothing_is_checked():
     assert check_sql(REFUSED[1][0], GuardContext()).sql
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT iata, geom && ST_MakeEnvelope(-79, 35, -78, 36, 4326) AS inbox FROM demo.airports",
+    "SELECT iata, geom FROM demo.airports WHERE geom && ST_MakeEnvelope(-79, 35, -78, 36, 4326) "
+    "OR iata = 'RDU'",
+])
+def test_a_misplaced_screen_is_told_where_screens_go(sql):
+    with pytest.raises(QueryRejectedError) as caught:
+        check_sql(sql, GuardContext())
+    assert "builds a bounding-box screen" in str(caught.value)
+    assert "only as a geom && <box> conjunct" in str(caught.value)

@@ -25,10 +25,22 @@ from geoask.sql.functions import (
 from geoask.sql.parsing import ORIGINAL_NAME_KEY, ParsedQuery, violation_at
 from geoask.sql.pgview import PgView
 from geoask.sql.screen_srids import screen_srid_problem
-from geoask.sql.screens import GlotScreen, exported, glot_screens, pg_screened_view
+from geoask.sql.screens import (
+    SCREEN_FUNCTIONS,
+    GlotScreen,
+    exported,
+    glot_screens,
+    pg_screened_view,
+)
 from geoask.sql.violation import GuardViolation, PgViolation
 
 RULE = "spatial_policy"
+#: Where a box constructor may stand (the refusal of one found elsewhere says so).
+SCREEN_PLACE = (
+    "a screen is allowed only as a geom && <box> conjunct of the outermost query's WHERE or "
+    "JOIN ... ON - not in the select list or ORDER BY, under OR/NOT, in a CTE or subquery - its "
+    "box built from constants that carry an SRID"
+)
 #: How to narrow rows under ``separated``: screen with a box, refine in Python (filter-refine).
 SCREEN_ADVICE = (
     "to narrow rows spatially, screen them with a bounding box as a WHERE or JOIN ... ON "
@@ -85,10 +97,7 @@ def spatial_policy(query: ParsedQuery, context: GuardContext) -> GuardViolation 
         if id(call.node) in inside:
             continue
         if call.name is not None and computes_spatially(call.name):
-            return violation_at(
-                RULE, f"spatial function {call.name}() computes in SQL; {ADVICE}", call.node,
-                query,
-            )
+            return violation_at(RULE, _computes(call.name, context, ADVICE), call.node, query)
     for node in query.nodes:
         if id(node) in inside:
             continue
@@ -126,8 +135,8 @@ def spatial_policy_pg(view: PgView, context: GuardContext) -> PgViolation | None
                       else (whole, []))
     for call in view.calls:
         if computes_spatially(call.name):
-            return PgViolation(RULE, f"spatial function {call.name}() computes in SQL; "
-                               f"{PG_ADVICE}", f"{call.name}(...)", call.location)
+            return PgViolation(RULE, _computes(call.name, context, PG_ADVICE),
+                               f"{call.name}(...)", call.location)
     for _schema, name in sorted(view.casts, key=str):
         if postgis_type_name(name) is not None:
             return PgViolation(RULE, f"a cast to {name} computes in SQL; {PG_ADVICE}",
@@ -207,6 +216,13 @@ def _screen_misuse(aggregates: bool, columns: frozenset[tuple[str, str]] | list[
         return (f"a bounding-box screen on {missing[0]} needs that geometry column in the "
                 "select list: the exact refine in Python reads it")
     return None
+
+
+def _computes(name: str, context: GuardContext, advice: str) -> str:
+    """Why a spatial call outside a screen is refused (a box constructor: where screens go)."""
+    if name.lower() in SCREEN_FUNCTIONS and context.screens:
+        return f"{name}() builds a bounding-box screen; {SCREEN_PLACE}; {advice}"
+    return f"spatial function {name}() computes in SQL; {advice}"
 
 
 def _screened_use(query: ParsedQuery, screens: tuple[GlotScreen, ...],
