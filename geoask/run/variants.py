@@ -78,12 +78,14 @@ class VariantConfig:
                       contract: AnswerContract = AnswerContract.NONE) -> GuardContext:
         """The SQL guard's context of this variant's SQL (its policy, settings, the catalog).
 
-        Bounding-box screens are allowed only where a Python step can refine them: not in BASE
-        or NO_STCA, which have none, where a screen's superset would become the answer.
+        Bounding-box screens are allowed only where a Python step always follows to refine
+        them: not in BASE or NO_STCA, which have none, nor in NO_PLANNER, whose Python step
+        runs only when the SQL agent asks for one - there a screen's superset could become the
+        answer.
         """
         context = GuardContext.from_settings(settings, policy=self.policy, contract=contract,
                                              catalog=catalog)
-        return dataclasses.replace(context, screens=self.python_steps != "no")
+        return dataclasses.replace(context, screens=self.python_steps == "yes")
 
 
 VARIANTS: dict[Variant, VariantConfig] = {

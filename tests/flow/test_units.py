@@ -297,8 +297,8 @@ def test_question_services_are_one_leaf_for_the_flow_run_parameters(tmp_path):
 
 
 @pytest.mark.parametrize(("variant", "screens"), [
-    (Variant.FULL, True), (Variant.NO_PLANNER, True), (Variant.REACT, True),
-    (Variant.PLAN_EXECUTE, True), (Variant.BASE, False),
+    (Variant.FULL, True), (Variant.REACT, True), (Variant.PLAN_EXECUTE, True),
+    (Variant.NO_PLANNER, False), (Variant.BASE, False),
 ])
 def test_only_variants_that_refine_in_python_may_screen_with_a_bounding_box(variant, screens):
     from geoask.run.variants import VARIANTS
