@@ -18,7 +18,7 @@ found, and ``geoask catalog draft`` infers the join paths. Example::
     views:
       - {name: ny8_tract_rates, schema: us_census, sql: "SELECT ... FROM us_census.ny8_tracts"}
     spatial_ref_sys:    # only SRIDs that are not EPSG codes
-      - {srid: 990030, auth_name: spdep, auth_srid: 30,
+      - {srid: 990030, auth_name: spdep, auth_srid: 990030, name: UTM zone 30N (km, Airy),
          proj4text: "+proj=utm +zone=30 +ellps=airy +units=km +no_defs"}
 
 Loading goes through :mod:`geoask.db.loading` (flow ``load_dataset``, ``geoask db
@@ -119,6 +119,8 @@ class DatasetSrs(_Strict):
     auth_name: str = Field(min_length=1, description="Who defines it, e.g. the data's source.")
     auth_srid: int = Field(ge=1, description="That authority's code for it.")
     proj4text: str = Field(min_length=1, description="The PROJ string defining the CRS.")
+    name: str | None = Field(default=None, min_length=1,
+                             description="The CRS's name in srtext (a PROJ string has none).")
 
     @model_validator(mode="after")
     def _a_crs_pyproj_reads(self) -> DatasetSrs:
@@ -134,8 +136,11 @@ class DatasetSrs(_Strict):
 
     @property
     def crs(self) -> pyproj.CRS:
-        """The CRS as pyproj builds it from ``proj4text``."""
-        return pyproj.CRS.from_proj4(self.proj4text)
+        """The CRS as pyproj builds it from ``proj4text``, named ``name`` when given."""
+        crs = pyproj.CRS.from_proj4(self.proj4text)
+        if self.name is None:
+            return crs
+        return pyproj.CRS.from_json_dict({**crs.to_json_dict(), "name": self.name})
 
     @property
     def srtext(self) -> str:
@@ -337,13 +342,13 @@ def create_view(view: DatasetView) -> list[sql.Composed]:
 def define_srs(srs: DatasetSrs) -> tuple[sql.Composed, sql.Composed]:
     """Insert ``srs`` into ``spatial_ref_sys`` unless present; then read the row back.
 
-    The second statement returns the row's ``auth_name, auth_srid, proj4text`` for
+    The second statement returns the row's ``auth_name, auth_srid, srtext, proj4text`` for
     :func:`srs_conflict` (an SRID the database already defines otherwise is never replaced).
     """
     insert = sql.SQL("INSERT INTO spatial_ref_sys (srid, auth_name, auth_srid, srtext, proj4text) "
                      "VALUES ({}, {}, {}, {}, {}) ON CONFLICT (srid) DO NOTHING").format(
         *map(sql.Literal, (srs.srid, srs.auth_name, srs.auth_srid, srs.srtext, srs.proj4text)))
-    read = sql.SQL("SELECT auth_name, auth_srid, proj4text FROM spatial_ref_sys "
+    read = sql.SQL("SELECT auth_name, auth_srid, srtext, proj4text FROM spatial_ref_sys "
                    "WHERE srid = {}").format(sql.Literal(srs.srid))
     return insert, read
 
@@ -352,9 +357,9 @@ def srs_conflict(srs: DatasetSrs, row: tuple[object, ...] | None) -> str | None:
     """Why the database's row for ``srs.srid`` is not the manifest's, or None when it is."""
     if row is None:
         return f"SRID {srs.srid} was not inserted into spatial_ref_sys"
-    if tuple(row) != (srs.auth_name, srs.auth_srid, srs.proj4text):
+    if tuple(row) != (srs.auth_name, srs.auth_srid, srs.srtext, srs.proj4text):
         return (f"SRID {srs.srid} is already defined otherwise in that database's "
-                f"spatial_ref_sys ({row[0]}:{row[1]}, {row[2]!r}); declare another SRID")
+                f"spatial_ref_sys ({row[0]}:{row[1]}, {row[3]!r}); declare another SRID")
     return None
 
 
