@@ -175,8 +175,8 @@ def check_geoparquet_crs(path: Path, metadata: Mapping[bytes, bytes], column: st
     if definition is not None:
         if not found.equals(definition, ignore_axis_order=True):
             raise DataValidationError(f"{path.name}: geometry CRS of {column} is "
-                                      f"{found.to_proj4()}, expected SRID {srid}: "
-                                      f"{definition.to_proj4()}")
+                                      f"{found.name}, expected SRID {srid} "
+                                      f"({definition.name}) as the manifest declares it")
         return
     epsg = found.to_epsg()
     if epsg != srid:
