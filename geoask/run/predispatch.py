@@ -74,10 +74,14 @@ def input_files_exist(inputs: StepInputs) -> str | None:
 
 
 def features_in_export_crs(inputs: StepInputs) -> str | None:
-    """Feature inputs are in the export CRS (EPSG:4326), as the compute agent is told."""
+    """Feature inputs are in the export CRS (EPSG:4326), as the compute agent is told.
+
+    Planar features (SRID 0 the catalog declares planar) are the one exception: they have no
+    lon/lat, so the export keeps their own coordinates and the agent is told to measure in them.
+    """
     wrong = [f"{ref} (EPSG:{inputs.entries[ref].srid})" for ref in inputs.refs
              if ref in inputs.entries and inputs.entries[ref].kind is ArtifactKind.FEATURES
-             and inputs.entries[ref].srid != EXPORT_SRID]
+             and inputs.entries[ref].srid != EXPORT_SRID and not inputs.entries[ref].planar]
     return (f"{inputs.step} expects features in EPSG:{EXPORT_SRID}, got {', '.join(wrong)}"
             if wrong else None)
 
