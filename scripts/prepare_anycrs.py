@@ -146,7 +146,7 @@ def build_bhicv(path: Path) -> tuple[gpd.GeoDataFrame, int]:
     src = read_shapes(path)
     check(len(src) == 98 and src["Id"].is_unique, "bhicv: expected 98 unique ids")
     bounds = src.total_bounds
-    check(-180 <= bounds[0] and bounds[2] <= 180 and -90 <= bounds[1] and bounds[3] <= 90,
+    check(bounds[0] >= -180 and bounds[2] <= 180 and bounds[1] >= -90 and bounds[3] <= 90,
           "bhicv: coordinates are not longitude/latitude")
     geoms, repaired = polygons(src)
     attrs = pd.DataFrame({"id": src["Id"].astype("int64"), "name": src["Name"].astype(str),

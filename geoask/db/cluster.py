@@ -175,8 +175,9 @@ class EmbeddedCluster:
 
         As the cluster superuser: ``CREATE DATABASE`` (if absent), ``CREATE EXTENSION postgis``
         and the same database-level rights as the demo database (CONNECT for owner and reader
-        only, no CREATE in ``public``; the owner may add rows to ``spatial_ref_sys``). Returns True if the database was created by this call.
-        Raises DatabaseError when the cluster is not running.
+        only, no CREATE in ``public``; the owner may add rows to ``spatial_ref_sys``). Returns
+        True if the database was created by this call. Raises DatabaseError when the cluster
+        is not running.
         """
         if not self.is_running():
             raise DatabaseError("the embedded database is not running; start it with "
