@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from geoask.base.storage import filesystem_for
 from geoask.records.artifact_registry import EXPORT_SRID, ArtifactKind, RegistryEntry
 
+CRS_PROBLEM = "crs: "
+"""Opens a problem about an input's CRS (the report counts it as a CRS error)."""
+
 
 @dataclass(frozen=True)
 class StepInputs:
@@ -82,8 +85,8 @@ def features_in_export_crs(inputs: StepInputs) -> str | None:
     wrong = [f"{ref} (EPSG:{inputs.entries[ref].srid})" for ref in inputs.refs
              if ref in inputs.entries and inputs.entries[ref].kind is ArtifactKind.FEATURES
              and inputs.entries[ref].srid != EXPORT_SRID and not inputs.entries[ref].planar]
-    return (f"{inputs.step} expects features in EPSG:{EXPORT_SRID}, got {', '.join(wrong)}"
-            if wrong else None)
+    return (f"{CRS_PROBLEM}{inputs.step} expects features in EPSG:{EXPORT_SRID} (or planar "
+            f"ones), got {', '.join(wrong)}" if wrong else None)
 
 
 def geometry_available(inputs: StepInputs) -> str | None:
