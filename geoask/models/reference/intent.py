@@ -2,7 +2,9 @@
 
 The operation comes from the case's category and answer type, the years from the question,
 Top-K from the reference SQL, a ``within_distance`` relation from the question when every
-script reprojects to metres.
+script reprojects to metres, ``nearest`` when the question asks for the nearest to a named
+feature; the reference is the feature the question names by code or quoted name ("(JFK)",
+"named 'I- 95'"), as an intent agent reads it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ _YEAR = re.compile(r"\b(1[89][0-9]{2}|20[0-9]{2})\b")
 _DISTANCE = re.compile(
     r"\bwithin\s+(\d+(?:\.\d+)?)\s*(km|kilometres|kilometers|mi|miles|m|metres|meters)\b",
     re.IGNORECASE)
+_NAMED = re.compile(r"\(([A-Z][A-Z0-9]{1,4})\)|'([^']+)'")
+_NEAREST = re.compile(r"\bnearest\b", re.IGNORECASE)
 _UNITS: dict[str, DistanceUnit] = {
     "km": "km", "kilometres": "km", "kilometers": "km", "mi": "mi", "miles": "mi",
     "m": "m", "metres": "m", "meters": "m",
@@ -93,17 +97,34 @@ def case_operation(case: BenchmarkCase) -> OperationIntent:
 
 
 def case_topology(case: BenchmarkCase) -> SpatialTopology:
-    """The spatial relation of the case: ``within_distance`` or none.
+    """The spatial relation of the case: ``within_distance``, ``nearest`` or none.
 
     ``within_distance`` with the stated distance when the question has one and every script
-    reprojects to metres (the compute agent's rule); no predicate otherwise.
+    reprojects to metres (the compute agent's rule); ``nearest`` to the named reference
+    when it asks for the nearest (scripts reprojecting too); no predicate otherwise.
     """
     match = _DISTANCE.search(case.question)
-    if match is None or not _scripts_project(consolidated_steps(case)):
+    reference = named_reference(case.question)
+    if not _scripts_project(consolidated_steps(case)):
         return SpatialTopology()
+    if match is None:
+        return SpatialTopology(predicate=SpatialPredicate.NEAREST, reference=reference) \
+            if reference and _NEAREST.search(case.question) else SpatialTopology()
     distance = Distance(value=float(match.group(1)), unit=_UNITS[match.group(2).lower()])
     return SpatialTopology(predicate=SpatialPredicate.WITHIN_DISTANCE, distance=distance,
-                           reference="the features named in the question")
+                           reference=reference or "the features named in the question")
+
+
+def named_reference(question: str) -> str | None:
+    """The first feature ``question`` names by a code in parentheses or a quoted name.
+
+    >>> named_reference("Which airport is nearest to John F Kennedy International (JFK)?")
+    'JFK'
+    >>> named_reference("incidents within 20 metres of 'I- 95' (EPSG:32618)")
+    'I- 95'
+    """
+    found = _NAMED.search(question)
+    return next(g for g in found.groups() if g) if found else None
 
 
 def case_intent(case: BenchmarkCase) -> Intent:
