@@ -63,8 +63,8 @@ ANSWER_COLOUR: Final = "#d62728"
 REFERENCE_COLOUR: Final = "#1f3b99"
 RING_COLOUR: Final = "#1f3b99"
 MAX_DRAWN: Final = 2000
-"""Features of one fetched layer drawn as they are; more are drawn as a sample (HTML) or as
-a density (PNG points), and the legend says how many of how many."""
+"""Features of one fetched layer drawn as they are; more are drawn as a sample (HTML) or, points
+in the PNG's view, as a density; the legend says how many of how many."""
 CONTEXT_COLOURS: Final = ("#9a9a9a", "#b8b8b8", "#7f7f7f", "#c9c9c9")
 LAYER_COLOURS: Final = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 Bounds = tuple[float, float, float, float]
@@ -323,11 +323,7 @@ Role = Literal["context", "answer", "reference", "ring", "link"]
 
 @dataclass(frozen=True)
 class LayerStyle:
-    """How one layer is drawn (both maps): colour, opacity, order, legend label and role.
-
-    ``density``: a fetched point layer of more than :data:`MAX_DRAWN` features, which the PNG
-    map draws as a density (hexagonal bins) rather than one dot each.
-    """
+    """How one layer is drawn (both maps): colour, opacity, order, legend label and role."""
 
     colour: str
     alpha: float
@@ -335,7 +331,6 @@ class LayerStyle:
     label: str
     answer: bool = False
     role: Role = "context"
-    density: bool = False
 
 
 def layer_styles(features: AnswerFeatures, max_features: int | None = None,
@@ -351,12 +346,9 @@ def layer_styles(features: AnswerFeatures, max_features: int | None = None,
     for index, (name, frame) in enumerate(features.context.items()):
         palette = CONTEXT_COLOURS if muted else LAYER_COLOURS
         shown, note = _drawn(frame, max_features)
-        dense = max_features is None and len(frame) > MAX_DRAWN and bool(
-            frame.geom_type.str.contains("Point").all())
-        note = "; drawn as density" if dense else note
         label = f"{name}{': fetched' if muted else ''} ({_count(len(frame))}{note})"
         drawn.append((shown, LayerStyle(palette[index % len(palette)], 0.35 if muted else 0.55,
-                                        index, label, density=dense)))
+                                        index, label)))
     top = len(drawn) + 1
     if features.ring is not None:
         drawn.append((features.ring, LayerStyle(RING_COLOUR, 0.06, top, "ring: "
