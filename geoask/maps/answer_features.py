@@ -323,7 +323,10 @@ Role = Literal["context", "answer", "reference", "ring", "link"]
 
 @dataclass(frozen=True)
 class LayerStyle:
-    """How one layer is drawn (both maps): colour, opacity, order, legend label and role."""
+    """How one layer is drawn (both maps): colour, opacity, order, legend label and role.
+
+    ``features`` counts the layer's features before any sampling.
+    """
 
     colour: str
     alpha: float
@@ -331,6 +334,7 @@ class LayerStyle:
     label: str
     answer: bool = False
     role: Role = "context"
+    features: int = 0
 
 
 def layer_styles(features: AnswerFeatures, max_features: int | None = None,
@@ -343,12 +347,13 @@ def layer_styles(features: AnswerFeatures, max_features: int | None = None,
     """
     muted = features.answer is not None or features.reference is not None
     drawn: list[tuple[gpd.GeoDataFrame, LayerStyle]] = []
+    near = features.bounds() if features.context else None
     for index, (name, frame) in enumerate(features.context.items()):
         palette = CONTEXT_COLOURS if muted else LAYER_COLOURS
-        shown, note = _drawn(frame, max_features)
+        shown, note = _drawn(frame, max_features, near)
         label = f"{name}{': fetched' if muted else ''} ({_count(len(frame))}{note})"
         drawn.append((shown, LayerStyle(palette[index % len(palette)], 0.35 if muted else 0.55,
-                                        index, label)))
+                                        index, label, features=len(frame))))
     top = len(drawn) + 1
     if features.ring is not None:
         drawn.append((features.ring, LayerStyle(RING_COLOUR, 0.06, top, "ring: "
@@ -371,10 +376,21 @@ def layer_styles(features: AnswerFeatures, max_features: int | None = None,
     return drawn
 
 
-def _drawn(frame: gpd.GeoDataFrame, limit: int | None) -> tuple[gpd.GeoDataFrame, str]:
-    if limit is None or len(frame) <= limit:
+def _drawn(frame: gpd.GeoDataFrame, limit: int | None,
+           near: Bounds | None) -> tuple[gpd.GeoDataFrame, str]:
+    """At most ``limit`` features: those ``near`` the view (grown) first, then a seeded sample."""
+    if limit is None or len(frame) <= limit or near is None:
         return frame, ""
-    return frame.sample(limit, random_state=0).sort_index(), f"; {limit:,} drawn, a random sample"
+    west, south, east, north = near
+    pad_x, pad_y = max(east - west, 0.05), max(north - south, 0.05)
+    close = frame.cx[west - pad_x:east + pad_x, south - pad_y:north + pad_y]
+    if len(close) >= limit:
+        return close.sample(limit, random_state=0).sort_index(), \
+            f"; {limit:,} drawn, a random sample of the {len(close):,} near the answer"
+    rest = frame.drop(close.index)
+    shown = pd.concat([close, rest.sample(limit - len(close), random_state=0)]).sort_index()
+    return shown, f"; {limit:,} drawn: the {len(close):,} near the answer, a random sample " \
+        "of the rest"
 
 
 def _count(n: int) -> str:

@@ -45,9 +45,9 @@ from geoask.maps.answer_features import (
     planar_units,
     read_layers,
 )
+from geoask.maps.graduated import answer_graduation
 from geoask.maps.interactive_map import interactive_map_html
 from geoask.maps.png_layers import (
-    answer_graduation,
     draw_context_layer,
     draw_labels,
     draw_layer,

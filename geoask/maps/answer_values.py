@@ -22,6 +22,8 @@ from geoask.vocabulary.answers import AnswerType, FinalAnswer
 
 VALUE_COLUMN: Final = "answer value"
 LABEL_COLUMN: Final = "answer label"
+MAX_LABELS: Final = 25
+"""Labels drawn on a map at most (more answer features: popups and legend only)."""
 
 
 @dataclass(frozen=True)

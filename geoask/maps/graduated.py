@@ -18,7 +18,8 @@ from typing import Final, Literal
 
 import numpy as np
 
-from geoask.maps.answer_values import number_text
+from geoask.maps.answer_features import AnswerFeatures
+from geoask.maps.answer_values import VALUE_COLUMN, number_text
 
 MAX_CLASSES: Final = 5
 COLOUR_MAP: Final = "YlOrRd"
@@ -107,6 +108,18 @@ def graduation(values: Sequence[float], unit: str, points: bool) -> Graduation:
                     for (lo, hi), colour in zip(ranges, colours, strict=True))
     largest = float(np.abs(finite).max())
     return Graduation("choropleth", classes, unit, largest)
+
+
+def answer_graduation(features: AnswerFeatures) -> Graduation | None:
+    """The graduation of the answer's values (two or more), else None."""
+    answer, field = features.answer, features.values
+    if answer is None or field is None or VALUE_COLUMN not in answer:
+        return None
+    values = [float(v) for v in answer[VALUE_COLUMN] if v is not None and v == v]
+    if len(values) < 2:
+        return None
+    points = bool(answer.geom_type.str.contains("Point").all())
+    return graduation(values, field.unit, points)
 
 
 def _colours(count: int) -> list[str]:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import geopandas as gpd
 
-from geoask.maps.answer_features import MAX_DRAWN, AnswerFeatures, LayerStyle
-from geoask.maps.answer_values import VALUE_COLUMN
+from geoask.maps.answer_features import MAX_DRAWN, LayerStyle
+from geoask.maps.answer_values import MAX_LABELS, VALUE_COLUMN
 from geoask.maps.context_layer import ADMIN0, COASTLINE, CONTEXT_SOURCE, context_features
-from geoask.maps.graduated import Graduation, graduation
+from geoask.maps.graduated import Graduation
 from geoask.maps.views import Bounds, plain_text
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ LAND: Final = "#f3f0e8"
 SEA: Final = "#e6eef5"
 BORDER: Final = "#c4bcab"
 COAST: Final = "#7f9bb3"
-MAX_LABELS: Final = 25
 
 
 def draw_context_layer(axes: Axes, bounds: Bounds, crs: str) -> list[Any]:
@@ -42,18 +41,6 @@ def draw_context_layer(axes: Axes, bounds: Bounds, crs: str) -> list[Any]:
     if len(coast):
         coast.plot(ax=axes, color=COAST, linewidth=0.8, zorder=0.5)
     return [Patch(facecolor=LAND, edgecolor=BORDER, label=f"countries, coast: {CONTEXT_SOURCE}")]
-
-
-def answer_graduation(features: AnswerFeatures) -> Graduation | None:
-    """The graduation of the answer's values (two or more), else None."""
-    answer, field = features.answer, features.values
-    if answer is None or field is None or VALUE_COLUMN not in answer:
-        return None
-    values = [float(v) for v in answer[VALUE_COLUMN] if v is not None and v == v]
-    if len(values) < 2:
-        return None
-    points = bool(answer.geom_type.str.contains("Point").all())
-    return graduation(values, field.unit, points)
 
 
 def draw_layer(axes: Axes, frame: gpd.GeoDataFrame, style: LayerStyle,
