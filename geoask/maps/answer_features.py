@@ -257,11 +257,12 @@ def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
     ring = distance_ring(reference, focus)
     found = without_reference(picked.answer, reference)
     how = picked.how
-    if found is None and answer is not None and answer.answer_type is AnswerType.SCALAR:
-        found = counted_features(layers, reference, ring, focus)
+    counted = counted_features(layers, reference, ring, focus) if answer is not None and \
+        answer.answer_type is AnswerType.SCALAR else None
+    if counted is not None:  # what a count counted, rather than all the final step fetched
         where = f"within {ring['ring'].iloc[0]}" if ring is not None else \
             f"{focus.predicate.value} {reference.name}"
-        how = f"counted: features {where}, as drawn" if found is not None else how
+        found, how = counted, f"counted: features {where}, as drawn"
     return replace(picked, answer=found, how=how, reference=reference.features,
                    reference_name=reference.name, ring=ring,
                    links=nearest_links(reference, found, focus))

@@ -67,7 +67,7 @@ def distance_ring(reference: Reference, focus: MapFocus) -> gpd.GeoDataFrame | N
     centre = merged.centroid
     local = (f"+proj=aeqd +lat_0={centre.y} +lon_0={centre.x} +datum=WGS84 +units=m +no_defs")
     projected = gpd.GeoSeries([merged], crs=4326).to_crs(local)
-    ring = projected.buffer(focus.distance_m, resolution=32).to_crs(4326)
+    ring = projected.buffer(focus.distance_m, quad_segs=32).to_crs(4326)
     label = f"{focus.distance_label} from {reference.name}"
     return gpd.GeoDataFrame({"ring": [label]}, geometry=list(ring), crs=4326)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 import geopandas as gpd
+import numpy as np
 
 from geoask.maps.answer_features import MAX_DRAWN, LayerStyle
 from geoask.maps.answer_values import MAX_LABELS, VALUE_COLUMN
@@ -27,6 +28,8 @@ LAND: Final = "#f3f0e8"
 SEA: Final = "#e6eef5"
 BORDER: Final = "#c4bcab"
 COAST: Final = "#7f9bb3"
+DENSITY_GREYS: Final = (0.35, 0.95)
+"""Part of matplotlib's ``Greys`` a density is drawn with: mid to dark grey, never white."""
 
 
 def draw_context_layer(axes: Axes, bounds: Bounds, crs: str) -> list[Any]:
@@ -56,6 +59,8 @@ def draw_layer(axes: Axes, frame: gpd.GeoDataFrame, style: LayerStyle,
 
     kind = str(frame.geom_type.iloc[0])
     base = (30 if "Point" in kind else 20 if "Line" in kind else 10) + style.zorder
+    if style.role == "answer" and "Point" in kind:
+        base = 55  # answer points over the reference's outline and links
     if style.role == "ring":
         frame.plot(ax=axes, facecolor=style.colour, alpha=style.alpha, zorder=base)
         frame.boundary.plot(ax=axes, color=style.colour, linestyle="--", linewidth=1.4,
@@ -71,8 +76,12 @@ def draw_layer(axes: Axes, frame: gpd.GeoDataFrame, style: LayerStyle,
     west, south, east, north = limits
     visible = frame.cx[west:east, south:north]
     if style.role == "context" and "Point" in kind and len(visible) > MAX_DRAWN:
+        from matplotlib import colormaps
+        from matplotlib.colors import ListedColormap
+
+        greys = ListedColormap(colormaps["Greys"](np.linspace(*DENSITY_GREYS, 256)))
         centres = visible.geometry.representative_point()
-        axes.hexbin(centres.x, centres.y, gridsize=60, mincnt=1, cmap="Greys", alpha=0.6,
+        axes.hexbin(centres.x, centres.y, gridsize=60, mincnt=1, cmap=greys, alpha=0.6,
                     zorder=base, linewidths=0, extent=(west, east, south, north))
         label = f"{style.label[:-1]}; {len(visible):,} in view drawn as density)"
         return [Patch(facecolor="#8a8a8a", alpha=0.6, label=label)]

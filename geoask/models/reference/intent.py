@@ -9,6 +9,7 @@ feature; the reference is the feature the question names by code or quoted name 
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -16,6 +17,7 @@ from geoask.cases.model import AnswerType as CaseAnswerType
 from geoask.cases.model import BenchmarkCase, Category
 from geoask.cases.steps import ReferenceStep, consolidated_steps, projection_calls
 from geoask.sql.shape import outer_limit
+from geoask.vocabulary.drafts import measures_in_metres
 from geoask.vocabulary.plan import (
     Distance,
     DistanceUnit,
@@ -50,6 +52,15 @@ def case_top_k(case: BenchmarkCase) -> int | None:
             StepKind.SQL or len(steps[-1].statements) != 1:
         return None
     return outer_limit(steps[-1].statements[0].sql)
+
+
+def _scripts_measure_in_metres(steps: Sequence[ReferenceStep]) -> bool:
+    """Every script reprojects or measures geodesically (the compute agent's distance rule)."""
+    scripts = [step.script for step in steps if step.kind is StepKind.PYTHON]
+    try:
+        return bool(scripts) and all(measures_in_metres(ast.parse(s)) for s in scripts)
+    except SyntaxError:
+        return False
 
 
 def _scripts_project(steps: Sequence[ReferenceStep]) -> bool:
@@ -100,19 +111,20 @@ def case_topology(case: BenchmarkCase) -> SpatialTopology:
     """The spatial relation of the case: ``within_distance``, ``nearest`` or none.
 
     ``within_distance`` with the stated distance when the question has one and every script
-    reprojects to metres (the compute agent's rule); ``nearest`` to the named reference
-    when it asks for the nearest (scripts reprojecting too); no predicate otherwise.
+    reprojects or measures geodesically (the compute agent's rule,
+    :func:`geoask.vocabulary.drafts.measures_in_metres`); ``nearest`` when it asks for the
+    nearest to a named feature; no predicate otherwise. The named reference is kept in every
+    case (the answer map draws it).
     """
     match = _DISTANCE.search(case.question)
     reference = named_reference(case.question)
-    if not _scripts_project(consolidated_steps(case)):
-        return SpatialTopology()
-    if match is None:
-        return SpatialTopology(predicate=SpatialPredicate.NEAREST, reference=reference) \
-            if reference and _NEAREST.search(case.question) else SpatialTopology()
-    distance = Distance(value=float(match.group(1)), unit=_UNITS[match.group(2).lower()])
-    return SpatialTopology(predicate=SpatialPredicate.WITHIN_DISTANCE, distance=distance,
-                           reference=reference or "the features named in the question")
+    if match is not None and _scripts_measure_in_metres(consolidated_steps(case)):
+        distance = Distance(value=float(match.group(1)), unit=_UNITS[match.group(2).lower()])
+        return SpatialTopology(predicate=SpatialPredicate.WITHIN_DISTANCE, distance=distance,
+                               reference=reference or "the features named in the question")
+    if reference and _NEAREST.search(case.question):
+        return SpatialTopology(predicate=SpatialPredicate.NEAREST, reference=reference)
+    return SpatialTopology(reference=reference)
 
 
 def named_reference(question: str) -> str | None:
