@@ -248,11 +248,10 @@ def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
             (:mod:`geoask.maps.focus_layers`).
 
     """
-    picked = _picked(answer, layers, final_layers)
-    if focus is None or not focus.reference:
-        return picked
-    reference = find_reference(focus, layers)
-    if reference is None:
+    reference = find_reference(focus, layers) if focus is not None else None
+    picked = _picked(answer, layers, final_layers,
+                     {value_key(reference.name)} if reference is not None else set())
+    if focus is None or reference is None:
         return picked
     ring = distance_ring(reference, focus)
     found = without_reference(picked.answer, reference)
@@ -269,7 +268,8 @@ def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
 
 
 def _picked(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
-            final_layers: Sequence[str]) -> AnswerFeatures:
+            final_layers: Sequence[str], reference: set[str | None]) -> AnswerFeatures:
+    """The answer's features; values naming the ``reference`` (keys) are not the answer's."""
     if answer is None:
         return AnswerFeatures(None, layers, "")
     direct = _answer_geometry(answer)
@@ -279,7 +279,7 @@ def _picked(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
                               headline=said)
     best: tuple[tuple[int, int, int], gpd.GeoDataFrame, str, str, str] | None = None
     for field_name, values in answer_values(answer).items():
-        wanted = {value_key(v) for v in values}
+        wanted = {value_key(v) for v in values} - reference
         for order, (name, frame) in enumerate(layers.items()):
             for column in frame.columns:
                 if column == frame.geometry.name:

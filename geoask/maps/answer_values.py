@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import geopandas as gpd
 
@@ -50,7 +50,7 @@ def payload_rows(answer: FinalAnswer) -> list[dict[str, Any]]:
     return [row for row in rows or [] if isinstance(row, dict)]
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[float]:
     """True for a finite real number that is not a boolean."""
     return (isinstance(value, numbers.Real) and not isinstance(value, bool)
             and math.isfinite(float(value)))
