@@ -83,7 +83,7 @@ def test_a_distance_ring_is_geodesic_around_a_point_reference():
     distances = [geod.inv(-73.7789, 40.6398, x, y)[2] for x, y in ring.coords]
     assert min(distances) == pytest.approx(20_000, rel=2e-3)
     assert max(distances) == pytest.approx(20_000, rel=2e-3)
-    west, south, east, north = picked.bounds()  # zoomed to answer, reference and ring
+    west, _, east, _ = picked.bounds()  # zoomed to answer, reference and ring
     assert west < -73.7789 - 0.2 and east > -73.7789 + 0.2
 
 
@@ -141,7 +141,7 @@ def test_the_shipped_context_layer_is_small_and_complete():
     assert (world["kind"] == "admin0").sum() == 177 and (world["kind"] == "coastline").sum() == 1
     around = context_features((5.9, 49.4, 6.6, 50.2))
     assert set(around["name"]) >= {"Luxembourg", "France", "Germany", "Belgium"}
-    west, south, east, north = around.total_bounds
+    west, _, east, _ = around.total_bounds
     assert west >= 4.9 - 1e-9 and east <= 7.6 + 1e-9  # clipped around the view
 
 
