@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
@@ -80,6 +81,9 @@ MAP_SIZE_IN: Final = (10.0, 6.0)
 MAP_DPI: Final = 110
 MAP_FILE: Final = "map.png"
 HTML_MAP_FILE: Final = "map.html"
+TITLE_WIDTH: Final = 110
+TITLE_LINES: Final = 3
+"""The question as the PNG's title: wrapped at this many characters, on at most these lines."""
 FRAME_ASPECT: Final = 4 / 3
 """Width over height of the map frame; the view is widened or heightened to it."""
 SCALED_PLANAR_UNITS: Final = frozenset({"metre", "foot"})
@@ -136,8 +140,8 @@ def render_answer_map(features: AnswerFeatures, title: str,
     legend_title = plain_text(features.headline) if features.headline else None
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
                 framealpha=0.95, title=legend_title, title_fontsize=8, alignment="left")
-    axes.set_title(plain_text(title if len(title) <= 110 else title[:107] + "..."), fontsize=10,
-                   wrap=True)
+    axes.set_title(plain_text(textwrap.fill(title, TITLE_WIDTH, max_lines=TITLE_LINES,
+                                            placeholder=" ...")), fontsize=10, loc="left")
     sources = ["feature exports (EPSG:4326)"] if features.context or features.answer is not None \
         else []
     source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
