@@ -4,7 +4,9 @@ From the intent's :class:`geoask.vocabulary.focus.MapFocus` (never the question'
 
 - **reference**: the features of the run's layers whose code or name equals one of the focus's
   reference values (casefolded; the most specific value that matches wins; a value matching
-  more than :data:`MAX_REFERENCE` features names a class, not a feature, and is skipped);
+  more than :data:`MAX_REFERENCE` features names a class, not a feature, and is skipped); else
+  a whole layer named like the value (letters and digits, casefolded: the statement ``i95``
+  that fetched the segments of ``I- 95`` without their name);
 - **ring**: for a ``within_distance`` / ``beyond_distance`` question, the reference buffered by
   the distance in an azimuthal equidistant projection centred on the reference (exactly
   geodesic from a point reference; close to it near a line or zone a few hundred km across);
@@ -56,7 +58,19 @@ def find_reference(focus: MapFocus, layers: dict[str, gpd.GeoDataFrame]) -> Refe
                 selected = texts == wanted
                 if 0 < int(selected.sum()) <= MAX_REFERENCE:
                     return Reference(frame[selected], value, name)
+        for name, frame in layers.items():  # a statement that fetched just the reference
+            if _alphanumeric(name) == _alphanumeric(value) and len(frame) <= MAX_REFERENCE:
+                return Reference(frame, value, name)
     return None
+
+
+def _alphanumeric(text: str) -> str:
+    """``text`` casefolded, letters and digits only: a layer name as a reference value.
+
+    >>> _alphanumeric("I- 95") == _alphanumeric("i95")
+    True
+    """
+    return "".join(c for c in text.casefold() if c.isalnum())
 
 
 def distance_ring(reference: Reference, focus: MapFocus) -> gpd.GeoDataFrame | None:

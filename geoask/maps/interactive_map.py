@@ -223,8 +223,8 @@ def _layer(frame: gpd.GeoDataFrame, style: LayerStyle, features: AnswerFeatures,
     frame = frame.copy()
     if style.role == "answer" and features.label_column and len(frame) <= MAX_LABELS:
         frame[LABEL] = frame[features.label_column].astype(str)
-    if style.role == "reference":
-        frame[LABEL] = features.reference_name
+    if style.role == "reference":  # one label, however many parts
+        frame[LABEL] = [features.reference_name] + [None] * (len(frame) - 1)
     if style.role == "answer" and graduated is not None and VALUE_COLUMN in frame:
         values = [None if v is None or v != v else float(v) for v in frame[VALUE_COLUMN]]
         frame[FILL] = [graduated.colour(v) for v in values]

@@ -114,10 +114,10 @@ def _draw_reference(axes: Axes, frame: gpd.GeoDataFrame, style: LayerStyle,
         (frame if "Line" in kind else frame.boundary).plot(
             ax=axes, color=style.colour, linewidth=3.0, zorder=48)
         handle = Line2D([], [], color=style.colour, linewidth=3.0, label=style.label)
-    for point in frame.geometry.representative_point()[:MAX_LABELS]:
-        axes.annotate(plain_text(style.label.split(" (")[0].removeprefix("reference: ")),
-                      (point.x, point.y), xytext=(8, -12), textcoords="offset points",
-                      fontsize=8, fontweight="bold", color=style.colour, zorder=62)
+    point = frame.geometry.union_all().representative_point()  # one label, however many parts
+    axes.annotate(plain_text(style.label.split(" (")[0].removeprefix("reference: ")),
+                  (point.x, point.y), xytext=(8, -12), textcoords="offset points",
+                  fontsize=8, fontweight="bold", color=style.colour, zorder=62)
     return [handle]
 
 

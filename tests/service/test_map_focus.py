@@ -108,6 +108,20 @@ def test_nearest_links_and_an_object_answer_without_its_reference():
     assert picked.links.geometry.iloc[0].coords[0] == pytest.approx((-73.7789, 40.6398))
 
 
+def test_a_layer_named_like_the_reference_is_the_reference_when_no_column_names_it():
+    segments = gpd.GeoDataFrame({"road_id": [7, 8]}, geometry=[
+        LineString([(-72.92, 41.29), (-72.91, 41.30)]),
+        LineString([(-72.91, 41.30), (-72.90, 41.30)])], crs=4326)
+    incidents = gpd.GeoDataFrame({"incident_id": [1, 2]}, geometry=[
+        Point(-72.9151, 41.2951), Point(-72.95, 41.25)], crs=4326)
+    focus = MapFocus(("I- 95",), SpatialPredicate.WITHIN_DISTANCE, 20.0, "20 m")
+    picked = pick_answer(answer("scalar", {"value": 1, "unit": "count"}),
+                         {"i95": segments, "incidents": incidents}, (), focus)
+    assert picked.reference is not None and list(picked.reference["road_id"]) == [7, 8]
+    assert picked.answer is not None and list(picked.answer["incident_id"]) == [1]
+    assert pick_answer(None, {"roads": segments}, (), focus).reference is None
+
+
 def test_a_reference_value_naming_a_whole_class_is_not_a_reference():
     many = gpd.GeoDataFrame({"state": ["NY"] * (MAX_REFERENCE + 1)},
                             geometry=[Point(i, 0) for i in range(MAX_REFERENCE + 1)], crs=4326)
