@@ -81,6 +81,8 @@ MAP_SIZE_IN: Final = (10.0, 6.0)
 MAP_DPI: Final = 110
 MAP_FILE: Final = "map.png"
 HTML_MAP_FILE: Final = "map.html"
+LEGEND_FONT: Final = 7.0
+"""Legend text size in points; rows grow to the largest proportional symbol."""
 TITLE_WIDTH: Final = 110
 TITLE_LINES: Final = 3
 """The question as the PNG's title: wrapped at this many characters, on at most these lines."""
@@ -138,8 +140,12 @@ def render_answer_map(features: AnswerFeatures, title: str,
     for handle in handles:
         handle.set_label(plain_text(handle.get_label()))
     legend_title = plain_text(features.headline) if features.headline else None
-    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
-                framealpha=0.95, title=legend_title, title_fontsize=8, alignment="left")
+    tallest = max((2 * c.radius for c in graduated.classes), default=0.0) \
+        if graduated is not None and graduated.kind == "symbols" else 0.0
+    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                fontsize=LEGEND_FONT, framealpha=0.95, title=legend_title, title_fontsize=8,
+                alignment="left", handleheight=max(0.7, tallest / LEGEND_FONT),
+                handlelength=max(2.0, tallest / LEGEND_FONT))
     axes.set_title(plain_text(textwrap.fill(title, TITLE_WIDTH, max_lines=TITLE_LINES,
                                             placeholder=" ...")), fontsize=10, loc="left")
     sources = ["feature exports (EPSG:4326)"] if features.context or features.answer is not None \

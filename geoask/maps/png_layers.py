@@ -129,22 +129,23 @@ def _draw_graduated(axes: Axes, frame: gpd.GeoDataFrame, style: LayerStyle,
 
     values = [None if v is None or v != v else float(v) for v in frame[VALUE_COLUMN]]
     colours = [graduated.colour(v) for v in values]
+    header = Patch(facecolor="none", edgecolor="none", label=f"{style.label}, by value:")
     if "Point" in kind:  # largest first, so no symbol hides a smaller one
         order = sorted(range(len(values)), key=lambda i: -(values[i] or 0.0))
         sizes = [(2 * graduated.radius(values[i])) ** 2 for i in order]
         frame.iloc[order].plot(ax=axes, color=[colours[i] for i in order], markersize=sizes,
                                edgecolor="black", linewidth=0.6, zorder=base)
-        return [Line2D([], [], marker="o", linestyle="", color=c.colour,
+        return [header, *(Line2D([], [], marker="o", linestyle="", color=c.colour,
                        markeredgecolor="black", markersize=2 * c.radius, label=c.label)
-                for c in graduated.classes]
+                          for c in graduated.classes)]
     alpha = 0.6 if over_raster else 0.85
     if "Line" in kind:
         frame.plot(ax=axes, color=colours, linewidth=2.6, zorder=base)
     else:
         frame.plot(ax=axes, color=colours, alpha=alpha, edgecolor="black", linewidth=0.6,
                    zorder=base)
-    return [Patch(facecolor=c.colour, edgecolor="black", alpha=alpha, label=c.label)
-            for c in graduated.classes]
+    return [header, *(Patch(facecolor=c.colour, edgecolor="black", alpha=alpha, label=c.label)
+                      for c in graduated.classes)]
 
 
 def draw_labels(axes: Axes, frame: gpd.GeoDataFrame, column: str) -> None:
