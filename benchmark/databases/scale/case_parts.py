@@ -15,8 +15,19 @@ from pyproj import Transformer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import regions as rg
 
-GEOD = "from pyproj import Geod\nimport numpy as np\nimport geopandas as gpd\nimport json\n"
-"""The imports every reference script starts with."""
+GEOD = (
+    "from pathlib import Path\nfrom pyproj import Geod\nimport numpy as np\n"
+    "import geopandas as gpd\nimport json\n\n\n"
+    "def read(name):\n"
+    "    # a result of GEOASK_SQL_COLUMNAR_ROWS rows or more is exported as GeoParquet\n"
+    "    parquet = Path('/input') / f'{name}.parquet'\n"
+    "    if parquet.exists():\n"
+    "        return gpd.read_parquet(parquet)\n"
+    "    return gpd.read_file(f'/input/{name}.geojson')\n\n\n"
+)
+"""What every reference script starts with: the imports, and ``read(name)``, the input
+``name`` as a GeoDataFrame in whichever format the export chose by its size (GeoParquet from
+``GEOASK_SQL_COLUMNAR_ROWS`` rows, else GeoJSON)."""
 
 AIRPORT_SQL = "SELECT code, geom FROM scale.airports WHERE code = '{code}'"
 SCREEN = "geom && ST_Expand((SELECT geom FROM scale.airports WHERE code = '{code}'), {deg})"
