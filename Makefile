@@ -67,7 +67,7 @@ demo: setup ## Set up, load the demo data, run the benchmark (reference model, F
 	$(BIN)/geoask bench --model reference --variant FULL
 	$(BIN)/geoask bench showcase --model reference
 
-scale-benchmark: setup ## Scale benchmark at 10^4..2*10^6 points: build, verify, time FULL/POSTGIS/SQL (not in make test)
+scale-benchmark: setup ## Scale benchmark at 10^4..2*10^6 points: build, verify, time FULL/POSTGIS/SQL, SSA through the flow (not in make test)
 	$(BIN)/geoask db up
 	$(BIN)/python benchmark/scale.py
 
