@@ -98,6 +98,60 @@ def from_wkb(data: bytes | str) -> RasterTile:
     return RasterTile(stacked, (ulx, sx, kx, uly, ky, sy), srid, tuple(nodata))
 
 
+OUTDB_FLAG = 0x80
+"""Band flag bit of an out-of-database band (its pixels live in a file on the server)."""
+_MIN_HEX_CHARS = 2 * _HEADER.size
+
+
+def has_outdb_band(raw: bytes) -> bool:
+    """True if ``raw`` reads as PostGIS raster WKB with an out-of-database band.
+
+    Walks the bands (either byte order) as PostGIS does; a band whose pixel type is unknown
+    counts as out-of-database (the walk cannot step over it). A value that is no raster WKB
+    at all, or is cut short before a band's flag, is False (the server refuses it itself).
+
+    >>> has_outdb_band(to_wkb(RasterTile(np.zeros((1, 2, 2), "u1"), (0, 1, 0, 0, 0, -1), 0,
+    ...                                  (None,))))
+    False
+    """
+    if len(raw) < _HEADER.size or raw[0] not in (0, 1):
+        return False
+    order = "<" if raw[0] == 1 else ">"
+    version, count = struct.unpack_from(order + "HH", raw, 1)
+    width, height = struct.unpack_from(order + "HH", raw, _HEADER.size - 4)
+    offset = _HEADER.size
+    for _ in range(count if version == 0 else 0):
+        if offset >= len(raw):
+            return False
+        flags = raw[offset]
+        if flags & OUTDB_FLAG or flags & 0x0F not in PIXEL_TYPES:
+            return True
+        size = np.dtype(PIXEL_TYPES[flags & 0x0F]).itemsize
+        offset += 1 + size + width * height * size
+    return False
+
+
+def outdb_raster_text(value: str) -> bool:
+    r"""True if a SQL string constant is a raster literal with an out-of-database band.
+
+    ``value`` as the server would read it into a raster: hex WKB (``raster`` input, and
+    ``ST_RastFromHexWKB``) or a ``bytea`` hex literal (``'\\x...'``, for ``ST_RastFromWKB``).
+
+    >>> outdb_raster_text("hello"), outdb_raster_text(to_wkb(RasterTile(
+    ...     np.zeros((1, 1, 1), "u1"), (0, 1, 0, 0, 0, -1), 0, (None,))).hex())
+    (False, False)
+    """
+    text = value.strip()
+    text = text[2:] if text[:2] in ("\\x", "\\X") else text
+    if len(text) < _MIN_HEX_CHARS or len(text) % 2:
+        return False
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return False
+    return has_outdb_band(raw)
+
+
 def to_wkb(tile: RasterTile) -> bytes:
     """Encode ``tile`` as PostGIS raster WKB (little-endian, in-database bands).
 
