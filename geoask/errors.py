@@ -39,6 +39,10 @@ class DatasetError(GeoaskError):
     """A dataset manifest (``dataset.yaml``) is malformed or its data files do not match it."""
 
 
+class RasterTooLargeError(DataValidationError):
+    """A raster (decoded or mosaicked) would pass its size caps; refused before any allocation."""
+
+
 class CrsError(DataValidationError):
     """A geometry's CRS is unknown or unusable (SRID 0 outside lon/lat range, no EPSG code).
 
