@@ -1,6 +1,6 @@
 """Rebuild ``geoask/sql/postgis_functions.txt``: the PostGIS functions ``postgis`` may call.
 
-Run: ``.venv/bin/python scripts/build_postgis_functions.py [--sql FILE ...]``
+Run: ``.venv/bin/python scripts/build_postgis_functions.py [--sql FILE ... --release NAME]``
 
 The list is built from PostGIS's own function catalog, not by hand:
 
@@ -98,6 +98,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sql", type=Path, action="append", default=[],
                         help="a PostGIS install script (.sql or .sql.in) of a newer release")
+    parser.add_argument("--release", default="",
+                        help="which PostGIS release or commit the --sql scripts come from")
     parser.add_argument("--out", type=Path, default=CATALOG_FILE)
     args = parser.parse_args()
     with psycopg.connect(owner_url(get_settings())) as connection:
@@ -110,7 +112,8 @@ def main() -> None:
     for path in args.sql:
         added = script_functions(path.read_text(encoding="utf-8")) - names
         names |= added
-        sources.append(f"{path.name} (+{len(added)})")
+        sources.append(f"{path.name}{' of ' + args.release if args.release else ''} "
+                       f"(+{len(added)})")
     kept = sorted(name for name in names if is_derivable(name) and name not in builtins)
     left_out = sorted(names - set(kept))
     header = [
