@@ -31,8 +31,16 @@ class DataValidationError(GeoaskError):
     """Loaded or prepared data failed a check (row count, SRID, geometry validity, key)."""
 
 
+class InputTooLargeError(GeoaskError):
+    """Input handed to geoask (SQL, a script, a YAML file) is past its cap; nothing was used."""
+
+
 class DatasetError(GeoaskError):
     """A dataset manifest (``dataset.yaml``) is malformed or its data files do not match it."""
+
+
+class RasterTooLargeError(DataValidationError):
+    """A raster (decoded or mosaicked) would pass its size caps; refused before any allocation."""
 
 
 class CrsError(DataValidationError):

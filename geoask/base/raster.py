@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from geoask.errors import DataValidationError
+from geoask.errors import DataValidationError, RasterTooLargeError
 
 # PostGIS pixel type code -> numpy dtype (little-endian); 1BB/2BUI/4BUI are stored in a byte.
 PIXEL_TYPES: dict[int, str] = {
@@ -34,6 +34,53 @@ PIXEL_TYPE_NAMES: dict[int, str] = {
 _CODES = {"uint8": 4, "int8": 3, "int16": 5, "uint16": 6, "int32": 7, "uint32": 8,
           "float32": 10, "float64": 11}
 _HEADER = struct.Struct("<BHH6diHH")
+
+
+@dataclass(frozen=True)
+class RasterCaps:
+    """Size caps checked on a raster's header before its pixels are decoded or pasted.
+
+    Attributes:
+        max_bytes: most bytes one decoded raster or mosaic may take (bands x pixels x pixel
+            bytes, plus a mosaic's coverage mask); the SQL export uses the result cap
+            ``sql_max_result_mib``.
+        max_pixels: most pixels (width x height) of one raster or mosaic.
+        max_sparseness: a mosaic's grid may hold at most this many times the pixels of its
+            tiles (tiles far apart would make a huge, almost empty grid), above
+            ``sparse_floor`` pixels.
+        sparse_floor: mosaics up to this many pixels are never refused as sparse.
+
+    """
+
+    max_bytes: int
+    max_pixels: int = 100_000_000
+    max_sparseness: int = 64
+    sparse_floor: int = 4_000_000
+
+    def check(self, width: int, height: int, bands: int, pixel_bytes: int, what: str) -> None:
+        """Refuse a ``width`` x ``height`` grid of ``bands`` bands before it is allocated.
+
+        >>> try:
+        ...     RasterCaps(max_bytes=2**20).check(60000, 60000, 1, 1, "the GeoTIFF")
+        ... except RasterTooLargeError as error:
+        ...     print(str(error)[:59])
+        the GeoTIFF is 60000 x 60000 pixels x 1 band(s) (3,433 MiB)
+        """
+        pixels = width * height
+        size = pixels * bands * pixel_bytes
+        if pixels > self.max_pixels or size > self.max_bytes:
+            raise RasterTooLargeError(
+                f"{what} is {width} x {height} pixels x {bands} band(s) ({size / 2**20:,.0f} "
+                f"MiB); at most {self.max_pixels:,} pixels and {self.max_bytes / 2**20:,.0f} "
+                "MiB are decoded (GEOASK_SQL_MAX_RESULT_MIB)")
+
+    def check_sparse(self, grid_pixels: int, tile_pixels: int) -> None:
+        """Refuse a mosaic grid much larger than its tiles' own pixels (tiles far apart)."""
+        if grid_pixels > max(self.sparse_floor, self.max_sparseness * tile_pixels):
+            raise RasterTooLargeError(
+                f"the result's rasters lie far apart: their mosaic would be {grid_pixels:,} "
+                f"pixels for {tile_pixels:,} pixels of data; select rasters of one area per "
+                "statement (ST_Clip to one zone)")
 
 
 @dataclass(frozen=True)
@@ -65,18 +112,21 @@ class RasterTile:
         return int(self.bands.shape[1])
 
 
-def from_wkb(data: bytes | str) -> RasterTile:
+def from_wkb(data: bytes | str, caps: RasterCaps | None = None) -> RasterTile:
     """Decode a PostGIS raster from WKB bytes or its hex text (the ``raster`` text output).
 
     Raises:
         DataValidationError: the value is not an in-database raster WKB this codec reads
             (big-endian, out-of-database band, unknown pixel type, truncated).
+        RasterTooLargeError: its header declares more than ``caps`` allow.
 
     """
     raw = bytes.fromhex(data) if isinstance(data, str) else bytes(data)
     if len(raw) < _HEADER.size or raw[0] != 1:
         raise DataValidationError("not a little-endian PostGIS raster WKB value")
     (_, _, count, sx, sy, ulx, uly, kx, ky, srid, width, height) = _HEADER.unpack_from(raw)
+    if caps is not None:
+        caps.check(width, height, count, 8, "a raster value")  # 8: the widest pixel type
     offset = _HEADER.size
     bands, nodata = [], []
     for _ in range(count):
@@ -96,6 +146,60 @@ def from_wkb(data: bytes | str) -> RasterTile:
         offset += size
     stacked = np.stack(bands) if bands else np.zeros((0, height, width), "u1")
     return RasterTile(stacked, (ulx, sx, kx, uly, ky, sy), srid, tuple(nodata))
+
+
+OUTDB_FLAG = 0x80
+"""Band flag bit of an out-of-database band (its pixels live in a file on the server)."""
+_MIN_HEX_CHARS = 2 * _HEADER.size
+
+
+def has_outdb_band(raw: bytes) -> bool:
+    """True if ``raw`` reads as PostGIS raster WKB with an out-of-database band.
+
+    Walks the bands (either byte order) as PostGIS does; a band whose pixel type is unknown
+    counts as out-of-database (the walk cannot step over it). A value that is no raster WKB
+    at all, or is cut short before a band's flag, is False (the server refuses it itself).
+
+    >>> has_outdb_band(to_wkb(RasterTile(np.zeros((1, 2, 2), "u1"), (0, 1, 0, 0, 0, -1), 0,
+    ...                                  (None,))))
+    False
+    """
+    if len(raw) < _HEADER.size or raw[0] not in (0, 1):
+        return False
+    order = "<" if raw[0] == 1 else ">"
+    version, count = struct.unpack_from(order + "HH", raw, 1)
+    width, height = struct.unpack_from(order + "HH", raw, _HEADER.size - 4)
+    offset = _HEADER.size
+    for _ in range(count if version == 0 else 0):
+        if offset >= len(raw):
+            return False
+        flags = raw[offset]
+        if flags & OUTDB_FLAG or flags & 0x0F not in PIXEL_TYPES:
+            return True
+        size = np.dtype(PIXEL_TYPES[flags & 0x0F]).itemsize
+        offset += 1 + size + width * height * size
+    return False
+
+
+def outdb_raster_text(value: str) -> bool:
+    r"""True if a SQL string constant is a raster literal with an out-of-database band.
+
+    ``value`` as the server would read it into a raster: hex WKB (``raster`` input, and
+    ``ST_RastFromHexWKB``) or a ``bytea`` hex literal (``'\\x...'``, for ``ST_RastFromWKB``).
+
+    >>> outdb_raster_text("hello"), outdb_raster_text(to_wkb(RasterTile(
+    ...     np.zeros((1, 1, 1), "u1"), (0, 1, 0, 0, 0, -1), 0, (None,))).hex())
+    (False, False)
+    """
+    text = value.strip()
+    text = text[2:] if text[:2] in ("\\x", "\\X") else text
+    if len(text) < _MIN_HEX_CHARS or len(text) % 2:
+        return False
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return False
+    return has_outdb_band(raw)
 
 
 def to_wkb(tile: RasterTile) -> bytes:
@@ -119,11 +223,15 @@ def to_wkb(tile: RasterTile) -> bytes:
     return b"".join(out)
 
 
-def read_geotiff(path: Path | bytes) -> RasterTile:
+def read_geotiff(path: Path | bytes, caps: RasterCaps | None = None) -> RasterTile:
     """The whole raster of a GeoTIFF file (or its bytes) with its EPSG code and nodata.
+
+    ``caps`` are checked on the file's declared size before any pixel is read (a GeoTIFF of
+    a few hundred bytes may declare 60,000 x 60,000 pixels).
 
     Raises:
         DataValidationError: the file has no EPSG-coded CRS or cannot be read.
+        RasterTooLargeError: its declared size passes ``caps``.
 
     """
     import rasterio
@@ -135,6 +243,10 @@ def read_geotiff(path: Path | bytes) -> RasterTile:
             epsg = source.crs.to_epsg() if source.crs is not None else None
             if epsg is None:
                 raise DataValidationError(f"{path!s:.80}: the GeoTIFF has no EPSG-coded CRS")
+            if caps is not None:
+                pixel_bytes = max(np.dtype(d).itemsize for d in source.dtypes)
+                caps.check(source.width, source.height, source.count, pixel_bytes,
+                           "the GeoTIFF")
             t = source.transform
             return RasterTile(source.read(), (t.c, t.a, t.b, t.f, t.d, t.e), epsg,
                               tuple(source.nodatavals))
@@ -161,7 +273,7 @@ def tile_raster(raster: RasterTile, width: int, height: int | None = None) -> li
     return tiles
 
 
-def mosaic(tiles: list[RasterTile]) -> RasterTile:
+def mosaic(tiles: list[RasterTile], caps: RasterCaps | None = None) -> RasterTile:
     """Paste aligned tiles into one raster covering their union (north-up, no skew).
 
     Pixels no tile covers, and each tile's nodata pixels, take the first tile's nodata (or,
@@ -172,6 +284,8 @@ def mosaic(tiles: list[RasterTile]) -> RasterTile:
     Raises:
         DataValidationError: no tiles, or tiles that differ in SRID, pixel size, band count or
             dtype, are skewed, or are not on one pixel grid.
+        RasterTooLargeError: the mosaic's grid (with its coverage mask) passes ``caps``, or is
+            far larger than the tiles' own pixels; checked before it is allocated.
 
     """
     if not tiles:
@@ -195,6 +309,10 @@ def mosaic(tiles: list[RasterTile]) -> RasterTile:
         raise DataValidationError("the result's rasters are not aligned to one pixel grid")
     width = max(round(c) + t.width for c, t in zip(cols, tiles, strict=True))
     height = max(round(r) + t.height for r, t in zip(rows, tiles, strict=True))
+    if caps is not None:  # + 1 byte per pixel and band: the coverage mask
+        caps.check(width, height, first.bands.shape[0], first.bands.dtype.itemsize + 1,
+                   "the mosaic of the result's rasters")
+        caps.check_sparse(width * height, sum(t.width * t.height for t in tiles))
     fill: tuple[float, ...] = tuple(n if n is not None else _fill_value(first.bands.dtype)
                                     for n in first.nodata)
     out = np.empty((first.bands.shape[0], height, width), first.bands.dtype)

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from geoask.base.capped_input import MAX_DOCUMENT_CHARS, read_capped_text
 from geoask.base.yamlio import load_yaml, parsed_file
 from geoask.cases.model import (
     CASE_ID_PATTERN,
@@ -143,7 +144,8 @@ class ConversationFile(BaseModel):
 def _parse_conversation_file(path: Path) -> tuple[ConversationCase, ...]:
     """The conversations of one file (:func:`load_conversations` keeps them per file)."""
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_capped_text(path, MAX_DOCUMENT_CHARS,
+                                           what=f"conversation file {path}"))
         _check_schema(path, data)
         return tuple(ConversationFile.model_validate(data).conversations)
     except yaml.YAMLError as error:

@@ -19,6 +19,7 @@ import jsonschema
 import yaml
 from pydantic import ValidationError
 
+from geoask.base.capped_input import MAX_DOCUMENT_CHARS, read_capped_text
 from geoask.base.yamlio import load_yaml, parsed_file
 from geoask.cases.model import BenchmarkCase, CaseFile
 from geoask.errors import BenchmarkCaseError, validation_problems
@@ -236,7 +237,7 @@ def rounded(value: Any, digits: int = 10) -> Any:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return load_yaml(path.read_text(encoding="utf-8"))
+        return load_yaml(read_capped_text(path, MAX_DOCUMENT_CHARS, what=f"case file {path}"))
     except (OSError, UnicodeDecodeError) as error:
         raise BenchmarkCaseError(f"cannot read case file {path}: {error}") from None
     except yaml.YAMLError as error:  # its text quotes the file; give the problem and place only

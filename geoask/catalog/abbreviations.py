@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from geoask.base.capped_input import MAX_DOCUMENT_CHARS, read_capped_text
 from geoask.base.yamlio import load_yaml
 from geoask.errors import CatalogError
 
@@ -66,7 +67,8 @@ class NamePattern:
 def load_abbreviations(path: Path) -> dict[str, Any]:
     """The abbreviation data of ``path``; raises CatalogError naming the file if it is broken."""
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_capped_text(path, MAX_DOCUMENT_CHARS,
+                                           what=f"abbreviation file {path}"))
         return {
             "abbreviations": {str(k): tuple(map(str, v))
                               for k, v in data["abbreviations"].items()},

@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from geoask.base.capped_input import MAX_DOCUMENT_CHARS, read_capped_text
 from geoask.base.yamlio import load_yaml
 from geoask.catalog.granularity import COMMON_SPATIAL_GRANULARITIES as COMMON_SPATIAL_GRANULARITIES
 from geoask.catalog.granularity import SpatialGranularity, TemporalGranularity
@@ -379,7 +380,7 @@ def load_catalog(path: Path = CATALOG_PATH) -> Catalog:
 
     """
     try:
-        raw = load_yaml(path.read_text(encoding="utf-8"))
+        raw = load_yaml(read_capped_text(path, MAX_DOCUMENT_CHARS, what=f"catalog file {path}"))
         return Catalog.model_validate(raw)
     except FileNotFoundError:
         raise CatalogError(f"catalog file {path} does not exist") from None

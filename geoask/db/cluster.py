@@ -286,6 +286,8 @@ class EmbeddedCluster:
             "timezone = 'UTC'\n"
             # ST_FromGDALRaster, ST_AsGDALRaster and ST_AsTIFF need their GDAL driver enabled
             "postgis.gdal_enabled_drivers = 'GTiff PNG'\n"
+            # the second wall behind the guard's no_outdb_rasters: no band read from a file
+            "postgis.enable_outdb_rasters = off\n"
         )
         include = self.pgdata / "geoask.conf"
         self._write_as_db_user(include, conf)

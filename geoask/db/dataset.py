@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pyproj.exceptions import CRSError
 from sqlglot import exp
 
+from geoask.base.capped_input import MAX_DOCUMENT_CHARS, read_capped_text
 from geoask.base.yamlio import load_yaml
 from geoask.db.loading import GeometrySpec
 from geoask.errors import DatasetError, validation_problems
@@ -225,7 +226,8 @@ def load_dataset(path: Path) -> Dataset:
     """
     path = manifest_path(path)
     try:
-        dataset = Dataset.model_validate(load_yaml(path.read_text(encoding="utf-8")))
+        text = read_capped_text(path, MAX_DOCUMENT_CHARS, what=f"dataset manifest {path}")
+        dataset = Dataset.model_validate(load_yaml(text))
     except FileNotFoundError:
         raise DatasetError(f"dataset manifest {path} does not exist") from None
     except yaml.YAMLError as error:

@@ -12,7 +12,9 @@ warped to the map's CRS (nearest neighbour, rasterio/GDAL) and drawn under the v
   a Landsat image; bands 1-3 with three bands), each stretched between its 2nd and 98th
   percentile.
 
-Nodata pixels are transparent.
+Nodata pixels are transparent. A raster of more than :data:`MAX_BACKDROP_PIXELS` pixels is read
+decimated (GDAL's overview-style nearest sampling) before it is warped: a map image needs no
+more, and the warp's float64 copies of a large export would take gigabytes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from geoask.vocabulary.artifacts import ArtifactRef
 
 Bounds = tuple[float, float, float, float]
+MAX_BACKDROP_PIXELS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -65,18 +68,24 @@ def raster_bounds_wgs84(data: bytes) -> Bounds:
 
 def raster_backdrop(data: bytes, crs: str) -> RasterBackdrop:
     """Warp the GeoTIFF ``data`` to ``crs`` (metric) and colour it (see the module text)."""
+    from affine import Affine
     from matplotlib import colormaps
     from matplotlib.colors import LightSource, ListedColormap, Normalize
     from rasterio.io import MemoryFile
     from rasterio.warp import Resampling, calculate_default_transform, reproject
 
     with MemoryFile(data) as memory, memory.open() as source:
+        step = max(1.0, (source.width * source.height / MAX_BACKDROP_PIXELS) ** 0.5)
+        shape = (max(1, int(source.height / step)), max(1, int(source.width / step)))
+        source_transform = source.transform @ Affine.scale(source.width / shape[1],
+                                                           source.height / shape[0])
         transform, width, height = calculate_default_transform(
-            source.crs, crs, source.width, source.height, *source.bounds)
+            source.crs, crs, shape[1], shape[0], *source.bounds)
         bands = [1] if source.count < 3 else [4, 3, 2] if source.count >= 4 else [1, 2, 3]
         warped = np.full((len(bands), height, width), np.nan)
         for out, band in zip(warped, bands, strict=True):
-            reproject(source.read(band).astype("float64"), out, src_transform=source.transform,
+            pixels = source.read(band, out_shape=shape).astype("float64")
+            reproject(pixels, out, src_transform=source_transform,
                       src_crs=source.crs, src_nodata=source.nodata, dst_transform=transform,
                       dst_crs=crs, dst_nodata=np.nan, resampling=Resampling.nearest)
     missing = np.isnan(warped).any(axis=0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from geoask.base.capped_input import MAX_DOCUMENT_CHARS, read_capped_text
 from geoask.errors import GeoaskError
 
 TITLE_MARK = "### "
@@ -69,7 +70,8 @@ def load_cases(path: Path) -> list[SqlCase]:
                     f"{path.name}:{title_line}")
         )
 
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    text = read_capped_text(path, MAX_DOCUMENT_CHARS, what=f"SQL case file {path}")
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith(TITLE_MARK):
             flush()
             title, title_line, body = line[len(TITLE_MARK) :].strip(), number, []

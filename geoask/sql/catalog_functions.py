@@ -1,6 +1,6 @@
 """The PostGIS functions a ``postgis`` query may call, read from the connected database's catalog.
 
-A hand-kept list cannot follow PostGIS releases (``ST_HasZ``, ``ST_CurveN`` and the legacy
+A list kept by hand cannot follow PostGIS releases (``ST_HasZ``, ``ST_CurveN`` and the legacy
 ``GeomFromEWKT`` come and go), so under the ``postgis`` policy the allow-list is extended with
 what the server itself says about its extension functions (``pg_proc``):
 
@@ -9,13 +9,17 @@ what the server itself says about its extension functions (``pg_proc``):
 * ``IMMUTABLE`` or ``STABLE`` (a volatile function may change state) and a plain function,
   aggregate or window function (no procedures);
 * no argument or result of a pseudo-type the SQL level never needs (``internal``, ``cstring``,
-  ``trigger``...): index support, type input/output and planner functions are left out;
-* not internal (a leading ``_``) and not on :data:`geoask.sql.functions.REFUSED_FUNCTIONS`,
-  the explicit deny-list of management, metadata and dynamic-SQL functions (some have a
-  ``STABLE`` overload).
+  ``trigger``...): index support, type input/output and planner functions are left out, and
+  so are names PostgreSQL's built-ins share (``text(geometry)``, ``box(geometry)``: casts);
+* not internal (a leading ``_``, ``pgis_`` aggregate support), no PostGIS version or
+  administration function (``postgis_*`` but the ``postgis_srs*`` lookups and transforms) and
+  not on :data:`geoask.sql.functions.REFUSED_FUNCTIONS`, the explicit deny-list of
+  management, metadata and dynamic-SQL functions (some have a ``STABLE`` overload).
 
-Without a database (tests, ``sql check`` offline) the hand list
-(:data:`geoask.sql.functions.POSTGIS_READ_FUNCTIONS`) is the whole PostGIS allow-list.
+The same filter (:func:`is_derivable`) builds the list kept in the repository
+(``scripts/build_postgis_functions.py`` -> :mod:`geoask.sql.postgis_functions`), which is the
+whole PostGIS allow-list without a database (tests, ``sql check`` offline): the catalog read
+here adds what a differently built server offers.
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ from geoask.sql.functions import REFUSED_FUNCTIONS
 
 #: PostGIS extensions whose functions may be derived.
 POSTGIS_EXTENSIONS = ("postgis", "postgis_raster", "postgis_sfcgal")
-#: Name prefixes refused: internal helpers and version/constraint/administration functions.
-REFUSED_PREFIXES = ("_", "postgis_", "pg_")
+#: Name prefixes refused: internal helpers (``_st_*``, ``pgis_*`` aggregate support, ``pg_*``)
+#: and PostGIS's version, build and administration functions (``postgis_full_version``)...
+REFUSED_PREFIXES = ("_", "pgis_", "pg_", "postgis_")
+#: ... but for its spatial reference lookups and transforms (``postgis_srs_all()``).
+READ_POSTGIS_PREFIXES = ("postgis_srs", "postgis_transform_")
 #: Pseudo-types no analytical call passes or returns.
 REFUSED_TYPES = ("internal", "cstring", "trigger", "event_trigger", "language_handler",
                  "fdw_handler", "index_am_handler", "tsm_handler", "table_am_handler")
@@ -43,10 +50,13 @@ JOIN pg_catalog.pg_extension AS e ON e.oid = d.refobjid
 WHERE e.extname = ANY(%(extensions)s)
   AND p.provolatile IN ('i', 's')
   AND p.prokind IN ('f', 'a', 'w')
-  AND p.prorettype::regtype::text <> ALL(%(refused_types)s)
+  AND rtrim(p.prorettype::regtype::text, '[]') <> ALL(%(refused_types)s)
+  AND NOT EXISTS (
+    SELECT 1 FROM pg_catalog.pg_proc AS b
+    WHERE b.pronamespace = 'pg_catalog'::regnamespace AND b.proname = p.proname)
   AND NOT EXISTS (
     SELECT 1 FROM unnest(p.proargtypes) AS t(oid)
-    WHERE t.oid::regtype::text = ANY(%(refused_types)s))
+    WHERE rtrim(t.oid::regtype::text, '[]') = ANY(%(refused_types)s))
 """
 
 
@@ -60,10 +70,32 @@ def read_only_extension_functions(connection: psycopg.Connection) -> frozenset[s
     rows = connection.execute(DERIVE_SQL, {
         "extensions": list(POSTGIS_EXTENSIONS), "refused_types": list(REFUSED_TYPES),
     }).fetchall()
-    return frozenset(
-        name for (name,) in rows
-        if not name.startswith(REFUSED_PREFIXES) and name not in REFUSED_FUNCTIONS
-    )
+    return frozenset(name for (name,) in rows if is_derivable(name))
+
+
+def is_derivable(name: str) -> bool:
+    """True unless ``name`` is an internal helper or on the deny-list (``REFUSED_FUNCTIONS``).
+
+    The one filter of the names read from a catalog, at run time (this module) and at build
+    time (``scripts/build_postgis_functions.py``).
+
+    >>> is_derivable("st_hasz"), is_derivable("_st_intersects"), is_derivable("st_bandpath")
+    (True, False, False)
+    >>> is_derivable("postgis_srs_all"), is_derivable("postgis_full_version")
+    (True, False)
+    """
+    if name in REFUSED_FUNCTIONS:
+        return False
+    return name.startswith(READ_POSTGIS_PREFIXES) or not name.startswith(REFUSED_PREFIXES)
+
+
+def refuses_type(type_name: str) -> bool:
+    """True for a pseudo-type (or an array of one) no analytical call passes or returns.
+
+    >>> refuses_type("cstring[]"), refuses_type("geometry")
+    (True, False)
+    """
+    return type_name.removesuffix("[]") in REFUSED_TYPES
 
 
 def catalog_postgis_functions(settings: Settings) -> frozenset[str]:

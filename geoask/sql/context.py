@@ -72,6 +72,8 @@ class GuardContext:
             addition to the hand-kept list.
         max_sql_chars: longest SQL text checked (characters); longer text is refused before
             any parsing (setting ``sql_max_chars``).
+        max_result_mib: the result cap (setting ``sql_max_result_mib``), which also caps each
+            raster the export decodes and their mosaic.
         screens: under ``separated``, bounding-box screens (:mod:`geoask.sql.screens`) are
             allowed; False for a run with no Python step to refine them (the BASE variant),
             where a screen's superset would become the answer.
@@ -90,6 +92,7 @@ class GuardContext:
     column_names: frozenset[str] = field(default_factory=frozenset)
     extension_functions: frozenset[str] = field(default_factory=frozenset)
     max_sql_chars: int = 20_000
+    max_result_mib: int = 256
     screens: bool = True
 
     def __post_init__(self) -> None:
@@ -136,6 +139,7 @@ class GuardContext:
             columnar_rows=settings.sql_columnar_rows,
             column_names=catalog_column_names(catalog) if catalog is not None else frozenset(),
             max_sql_chars=settings.sql_max_chars,
+            max_result_mib=settings.sql_max_result_mib,
             extension_functions=(
                 catalog_postgis_functions(settings)
                 if (chosen is SpatialPolicy.POSTGIS if derive_functions is None

@@ -211,7 +211,8 @@ class PostgresSqlRunner:
             columns = _columns(connection, cursor)
             definitions = read_definitions(connection, result_srids(columns, rows))
         except pg_errors.Error as error:
-            raise classify_database_error(error, sql, body_offset) from None
+            raise classify_database_error(error, sql, body_offset,
+                                          statement_timeout_s=self.statement_timeout_s) from None
         finally:
             _rollback_quietly(connection)
             connection.close()
@@ -334,18 +335,25 @@ def _rollback_quietly(connection: psycopg.Connection[Any]) -> None:
 
 
 def classify_database_error(
-    error: pg_errors.Error, sql: str, body_offset: int = 0
+    error: pg_errors.Error, sql: str, body_offset: int = 0, *,
+    statement_timeout_s: int | None = None,
 ) -> QueryExecutionError:
     """Turn a psycopg error into a :class:`QueryExecutionError` for the agent's correction loop.
 
     ``kind`` comes from the SQLSTATE (see :data:`ERROR_KINDS`, ``other`` otherwise); the
     server's position (1-based, in ``sql``) is mapped to the submitted text, which starts
-    ``body_offset`` characters into ``sql``.
+    ``body_offset`` characters into ``sql``. A timeout's hint names the limit in force
+    (``statement_timeout_s``) and its setting.
     """
     diag = error.diag
     sqlstate = diag.sqlstate or getattr(error, "sqlstate", None)
     message = diag.message_primary or str(error).strip() or type(error).__name__
     position = line = col = None
+    hint = diag.message_hint
+    if ERROR_KINDS.get(sqlstate or "") == "timeout" and statement_timeout_s is not None:
+        hint = (f"the statement timeout is {statement_timeout_s} s (GEOASK_STATEMENT_TIMEOUT_S);"
+                " do less work in SQL (screen with a bounding-box test, aggregate, select fewer "
+                "rows) or raise the setting")
     if diag.statement_position:
         absolute = int(diag.statement_position)
         body = sql[body_offset:]
@@ -362,5 +370,5 @@ def classify_database_error(
         position=position,
         line=line,
         col=col,
-        hint=diag.message_hint,
+        hint=hint,
     )

@@ -32,11 +32,17 @@ from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
 from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON
+from geoask.base.raster import RasterCaps
 from geoask.base.storage import write_atomic
 from geoask.sql.crs import PLANAR, WGS84_SRID, NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
 from geoask.sql.parquet_export import geoparquet_bytes
-from geoask.sql.raster_export import export_raster, raster_column_indexes, raster_text
+from geoask.sql.raster_export import (
+    DEFAULT_RASTER_CAPS,
+    export_raster,
+    raster_column_indexes,
+    raster_text,
+)
 from geoask.sql.values import dumps_exact, json_value, unique_names, wkt
 
 
@@ -125,6 +131,7 @@ def export_result(
     declared_planar: Mapping[str, str] | None = None,
     raster_bands: Mapping[str, tuple[str, ...]] | None = None,
     columnar_rows: int | None = None,
+    max_result_mib: int | None = None,
 ) -> ExportedResult:
     """Write ``result`` (and its preview) into ``out_dir`` (any fsspec URL or local path).
 
@@ -139,20 +146,24 @@ def export_result(
     ``declared_planar`` (-> units of a column declared planar, kept in its own coordinates)
     resolve values with SRID 0 (see :mod:`geoask.sql.crs`); ``raster_bands``
     (``schema.table.column`` -> band lines, from the catalog) name a raster's bands in its
-    preview.
+    preview; ``max_result_mib`` (setting ``sql_max_result_mib``; None: its default) caps each
+    decoded raster and the mosaic.
 
     Raises:
         CrsError: a geometry's CRS cannot be told (SRID 0 and none declared) or built (neither
             defined by the database nor an EPSG code).
         ArtifactWriteError: the folder or a file could not be written, or the result's rasters
             cannot be exported as one GeoTIFF (several raster columns, none, misaligned).
+        QueryExecutionError: ``result_too_large``: a raster or their mosaic passes its caps.
 
     """
     result, native_crs = reproject_result(result, declared_srids, declared_planar)
     rasters = raster_column_indexes(result)
     preview = build_preview(result, preview_rows, native_crs, rasters)
     if rasters:
-        raster = export_raster(result, rasters, raster_bands or {})
+        caps = (DEFAULT_RASTER_CAPS if max_result_mib is None
+                else RasterCaps(max_bytes=max_result_mib * 2**20))
+        raster = export_raster(result, rasters, raster_bands or {}, caps)
         preview = replace(preview, raster=raster.facts)
         fmt, data = GEOTIFF, raster.data
     elif result.geometry_columns and is_columnar(result.row_count, columnar_rows):

@@ -18,7 +18,10 @@ from __future__ import annotations
 import functools
 
 from geoask.catalog.spatial import POSTGIS_TYPE_NAMES
-from geoask.sql.postgis_functions import POSTGIS_RASTER_FUNCTIONS, POSTGIS_ST_FUNCTIONS
+from geoask.sql.postgis_functions import (
+    POSTGIS_CATALOG_FUNCTIONS,
+    POSTGIS_REVIEWED_FUNCTIONS,
+)
 from geoask.sql.screens import SCREEN_FUNCTIONS
 
 
@@ -130,6 +133,11 @@ REFUSED_FUNCTIONS: frozenset[str] = frozenset({
     # raster: out-of-database file paths and GDAL's own file access, table-creating overviews
     "st_bandpath", "st_setbandpath", "st_bandfilesize", "st_bandfiletimestamp",
     "st_fromgdalraster", "st_gdaldrivers", "st_createoverview",
+    # ST_BandMetaData returns an out-db band's path, file size and timestamp (issue 31; its
+    # in-db facts are ST_BandPixelType, ST_BandNoDataValue, ST_BandIsNoData)
+    "st_bandmetadata",
+    # ST_FromFlatGeobufToTable creates a table (PostGIS declares it IMMUTABLE)
+    "st_fromflatgeobuftotable",
     # ST_AddBand's out-db overload opens any server path with GDAL (probes files: attack pass);
     # ST_Retile builds SQL on a table named in text (like ST_FindExtent)
     "st_addband", "st_retile",
@@ -137,7 +145,8 @@ REFUSED_FUNCTIONS: frozenset[str] = frozenset({
     "st_mapalgebra", "st_mapalgebraexpr", "st_mapalgebrafct", "st_mapalgebrafctngb",
 })
 POSTGIS_READ_FUNCTIONS: frozenset[str] = (
-    POSTGIS_ST_FUNCTIONS | POSTGIS_RASTER_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS) - REFUSED_FUNCTIONS
+    POSTGIS_CATALOG_FUNCTIONS | POSTGIS_REVIEWED_FUNCTIONS | POSTGIS_OTHER_FUNCTIONS
+) - REFUSED_FUNCTIONS
 """Functions added by the ``postgis`` policy (geometry, geography and raster families)."""
 
 RASTER_EXPORT_FUNCTIONS = _names("st_clip st_asgdalraster st_astiff")

@@ -17,6 +17,7 @@ from geoask.sql.rules.lexical_safety import lexical_safety
 from geoask.sql.rules.no_bind_parameters import no_bind_parameters, no_bind_parameters_pg
 from geoask.sql.rules.no_data_modification import no_data_modification, no_data_modification_pg
 from geoask.sql.rules.no_operator_syntax import no_operator_syntax, no_operator_syntax_pg
+from geoask.sql.rules.no_outdb_rasters import no_outdb_rasters, no_outdb_rasters_pg
 from geoask.sql.rules.no_row_locks import no_row_locks, no_row_locks_pg
 from geoask.sql.rules.no_select_into import no_select_into, no_select_into_pg
 from geoask.sql.rules.no_system_catalogs import no_system_catalogs, no_system_catalogs_pg
@@ -35,6 +36,7 @@ POLICY_RULES: tuple[GuardRule, ...] = (
     GuardRule(no_bind_parameters, no_bind_parameters_pg),
     GuardRule(no_operator_syntax, no_operator_syntax_pg),
     GuardRule(no_system_catalogs, no_system_catalogs_pg),
+    GuardRule(no_outdb_rasters, no_outdb_rasters_pg, tokens=True),
     GuardRule(spatial_policy, spatial_policy_pg),
     GuardRule(allowed_functions, allowed_functions_pg, tokens=True),
     GuardRule(topk_contract, topk_contract_pg),

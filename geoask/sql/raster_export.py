@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from geoask.base.raster import (
+    RasterCaps,
     RasterTile,
     describe,
     from_wkb,
@@ -26,10 +27,17 @@ from geoask.base.raster import (
     to_geotiff_bytes,
 )
 from geoask.catalog.spatial import SpatialKind, spatial_kind
-from geoask.errors import ArtifactWriteError, DataValidationError
+from geoask.errors import (
+    ArtifactWriteError,
+    DataValidationError,
+    QueryExecutionError,
+    RasterTooLargeError,
+)
 from geoask.sql.executor import QueryResult
 
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*")
+#: The caps of a result's rasters without a setting: the default of ``sql_max_result_mib``.
+DEFAULT_RASTER_CAPS = RasterCaps(max_bytes=256 * 2**20)
 
 
 @dataclass(frozen=True)
@@ -75,8 +83,13 @@ def raster_column_indexes(result: QueryResult) -> list[int]:
 
 
 def export_raster(result: QueryResult, indexes: Sequence[int],
-                  bands: Mapping[str, tuple[str, ...]] | None = None) -> RasterExport:
+                  bands: Mapping[str, tuple[str, ...]] | None = None,
+                  caps: RasterCaps = DEFAULT_RASTER_CAPS) -> RasterExport:
     """Mosaic the rasters of ``result``'s one raster column into GeoTIFF bytes.
+
+    ``caps`` are checked on each raster's header before it is decoded and on the mosaic's grid
+    before it is allocated: a GeoTIFF that declares 60,000 x 60,000 pixels, or two 1-pixel
+    tiles 100,000 pixels apart, is refused in one line, never decoded.
 
     ``bands`` (``schema.table.column`` -> band lines, from the catalog) add ``bands`` to the
     facts when the column comes straight from a table column (``ResultColumn.source``); a
@@ -86,6 +99,7 @@ def export_raster(result: QueryResult, indexes: Sequence[int],
         ArtifactWriteError: more than one raster column, no raster in any row, or rasters that
             cannot be pasted into one grid (different SRID, pixel size, bands or alignment);
             the message says what to select instead.
+        QueryExecutionError: ``result_too_large``: a raster or the mosaic passes ``caps``.
 
     """
     if len(indexes) != 1:
@@ -94,10 +108,13 @@ def export_raster(result: QueryResult, indexes: Sequence[int],
                                  "select one raster column per statement")
     index = indexes[0]
     try:
-        tiles = [tile for tile in (_tile(row[index]) for row in result.rows)
+        tiles = [tile for tile in (_tile(row[index], caps) for row in result.rows)
                  if tile is not None and tile.width * tile.height * tile.bands.shape[0] > 0]
-        merged = mosaic(tiles)
+        merged = mosaic(tiles, caps)
         data = to_geotiff_bytes(merged)
+    except RasterTooLargeError as error:
+        raise QueryExecutionError("result_too_large", f"cannot export raster column "
+                                  f"{result.columns[index].name!r}: {error}") from None
     except DataValidationError as error:
         raise ArtifactWriteError(f"cannot export raster column "
                                  f"{result.columns[index].name!r}: {error}") from None
@@ -108,9 +125,9 @@ def export_raster(result: QueryResult, indexes: Sequence[int],
     return RasterExport(column.name, data, facts)
 
 
-def _tile(value: Any) -> RasterTile | None:
+def _tile(value: Any, caps: RasterCaps) -> RasterTile | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return from_wkb(value)
-    return read_geotiff(bytes(value))
+        return from_wkb(value, caps)
+    return read_geotiff(bytes(value), caps)

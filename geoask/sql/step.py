@@ -74,6 +74,9 @@ def run_statement(
             catalog) - the message names the catalog field to set.
         ArtifactWriteError: the export could not be written.
 
+    A raster past its caps (``context.max_result_mib``) is a ``QueryExecutionError`` of kind
+    ``result_too_large``, like a result past the row cap: a step failure, never a crash.
+
     """
     record = on_event or _ignore
     try:
@@ -95,7 +98,8 @@ def run_statement(
                                  declared_srids=context.declared_srids,
                                  declared_planar=context.declared_planar,
                                  raster_bands=context.raster_bands,
-                                 columnar_rows=context.columnar_rows)
+                                 columnar_rows=context.columnar_rows,
+                                 max_result_mib=context.max_result_mib)
     except GeoaskError as error:
         record("export", "error", f"{'crs' if isinstance(error, CrsError) else 'export'}: "
                f"{error}", 0.0)

@@ -297,3 +297,27 @@ def test_planar_data_is_drawn_alone_in_its_own_units_and_gets_no_leaflet_map(
     assert features.context["parcels"].crs is None
     assert features.bounds() == (985000.0, 200000.0, 987400.0, 200250.0)
     assert labels == scale_bars
+
+
+def test_a_large_raster_backdrop_is_read_decimated():
+    """Issue 31: a map reads at most MAX_BACKDROP_PIXELS of a large export, not all of it."""
+    import numpy as np
+    from rasterio.io import MemoryFile
+    from rasterio.transform import from_origin
+
+    from geoask.maps.raster_map import MAX_BACKDROP_PIXELS, raster_backdrop
+
+    values = np.tile(np.arange(4000, dtype="uint16"), (3000, 1))
+    with MemoryFile() as memory:
+        with memory.open(driver="GTiff", width=4000, height=3000, count=1, dtype="uint16",
+                         crs="EPSG:32632", transform=from_origin(500000, 5300000, 10, 10),
+                         compress="deflate") as sink:
+            sink.write(values[np.newaxis])
+        data = bytes(memory.read())
+    with MemoryFile(data) as memory, memory.open() as source:
+        assert source.width * source.height > 2 * MAX_BACKDROP_PIXELS
+    backdrop = raster_backdrop(data, "EPSG:32632")
+    height, width = backdrop.rgba.shape[:2]
+    assert height * width <= 1.2 * MAX_BACKDROP_PIXELS
+    assert backdrop.extent[0] == pytest.approx(500000, abs=30)
+    assert backdrop.extent[1] == pytest.approx(540000, abs=30)

@@ -66,6 +66,13 @@ def test_database_errors_are_classified(runner, sql, kind):
     assert caught.value.server_message and caught.value.sqlstate
 
 
+def test_a_timeout_names_the_limit_and_its_setting(runner):
+    with pytest.raises(QueryExecutionError) as caught:
+        runner.run(check_sql("SELECT count(*) FROM generate_series(1, 1000000000)", POSTGIS))
+    assert "the statement timeout is 2 s (GEOASK_STATEMENT_TIMEOUT_S)" in str(caught.value)
+    assert caught.value.as_dict()["hint"].startswith("the statement timeout is 2 s")
+
+
 @pytest.mark.parametrize(
     "sql", ["SELECT 'a' 'b'", "SELECT iata FROM demo.airports LIMIT 5, 10",
             "SELECT * FROM (SELECT 1)"],

@@ -14,6 +14,8 @@ from geoask.sql.rules import RULES
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sql"
 ALLOWED = load_case_folder(FIXTURES / "allowed")
 REJECTED = load_case_folder(FIXTURES / "rejected")
+# accepted by the guard but not run: functions newer than the demo database's PostGIS
+NEWER_POSTGIS = load_case_folder(FIXTURES / "postgis_newer")
 
 
 def _expand(cases: list[SqlCase]) -> list[tuple[SqlCase, str]]:
@@ -44,6 +46,18 @@ def test_allowed_statement_passes(item):
     checked = check_sql(case.sql, context)
     # The submitted text itself runs (trailing ';' removed), never sqlglot's rendering.
     assert case.sql.rstrip().rstrip(";").rstrip() in checked.sql
+
+
+@pytest.mark.parametrize("item", _expand(NEWER_POSTGIS), ids=_id)
+def test_newer_postgis_read_function_passes(item):
+    case, policy = item
+    assert find_violation(case.sql, GuardContext(policy=policy, row_cap=1000)) is None
+
+
+def test_newer_postgis_functions_are_refused_under_separated():
+    for case in NEWER_POSTGIS:
+        violation = find_violation(case.sql, GuardContext(policy="separated"))
+        assert violation is not None and violation.rule == "spatial_policy", case.title
 
 
 def test_fixture_counts_meet_the_issue():

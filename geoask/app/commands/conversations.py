@@ -20,6 +20,7 @@ from typing import Any
 import typer
 import yaml
 
+from geoask.base.capped_input import MAX_DOCUMENT_CHARS, read_capped_text
 from geoask.base.yamlio import load_yaml
 from geoask.cases.conversations import ConversationCase, load_conversations
 from geoask.settings import get_settings
@@ -87,7 +88,8 @@ def fill_command(conversations: Path | None = FILE_OPTION,
     runner = _runner()
     with tempfile.TemporaryDirectory(prefix="geoask-conv-fill-") as scratch:
         for path in files:
-            raw = load_yaml(path.read_text(encoding="utf-8"))
+            raw = load_yaml(read_capped_text(path, MAX_DOCUMENT_CHARS,
+                                             what=f"conversation file {path}"))
             for conversation in load_conversations(path):
                 entry = next(c for c in raw["conversations"] if c["id"] == conversation.id)
                 for index, turn in enumerate(conversation.turns):

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from geoask.base.capped_input import MAX_SCRIPT_CHARS, read_capped_text
 from geoask.errors import SandboxError
 from geoask.settings import get_settings
 
@@ -73,7 +74,7 @@ def run(
 
     settings = get_settings()
     try:
-        source = script.read_text(encoding="utf-8")
+        source = read_capped_text(script, MAX_SCRIPT_CHARS, what=f"script {script}")
     except (OSError, UnicodeDecodeError) as error:
         raise SandboxError(f"cannot read script {script}: {error}") from error
     limits = SandboxLimits.from_settings(settings)
@@ -119,7 +120,7 @@ def cells(
     sources = []
     for path in files:
         try:
-            sources.append(path.read_text(encoding="utf-8"))
+            sources.append(read_capped_text(path, MAX_SCRIPT_CHARS, what=f"cell {path}"))
         except (OSError, UnicodeDecodeError) as error:
             raise SandboxError(f"cannot read cell {path}: {error}") from error
     failed = False

@@ -14,6 +14,7 @@ from typing import NoReturn
 
 import typer
 
+from geoask.base.capped_input import read_capped_text
 from geoask.base.formats import EXPORT_FORMATS
 from geoask.errors import ConfigurationError, GeoaskError, QueryRejectedError
 from geoask.settings import Settings, get_settings
@@ -37,6 +38,7 @@ CONTRACT_OPTION = typer.Option(
 SOURCE_ARGUMENT = typer.Argument("-", help="File holding one SQL query, or '-' for standard input.")
 
 
+SQL_CAP_SETTING = "GEOASK_SQL_MAX_CHARS"
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 
 
@@ -138,14 +140,18 @@ def _report_rejection(rejection: QueryRejectedError) -> NoReturn:
 
 
 def _read_source(source: str) -> str:
+    """The SQL of ``source``, read with the guard's cap (at most ``sql_max_chars`` + 1)."""
+    cap = get_settings().sql_max_chars
     if source == "-":
-        try:
-            return sys.stdin.buffer.read().decode("utf-8-sig")  # a leading BOM is no SQL
+        try:  # utf-8-sig: a leading BOM is no SQL
+            return read_capped_text(sys.stdin.buffer, cap, what="SQL from standard input",
+                                    setting=SQL_CAP_SETTING, encoding="utf-8-sig")
         except UnicodeDecodeError as error:
             raise GeoaskError(f"cannot read SQL from standard input: {error}") from None
     path = Path(source)
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return read_capped_text(path, cap, what=f"SQL file {path}", setting=SQL_CAP_SETTING,
+                                encoding="utf-8-sig")
     except FileNotFoundError:
         raise GeoaskError(f"SQL file {path} does not exist; pass a file or '-'") from None
     except (OSError, UnicodeDecodeError) as error:

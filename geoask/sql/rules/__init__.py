@@ -45,6 +45,7 @@ from geoask.sql.rules.lexical_safety import lexical_safety
 from geoask.sql.rules.no_bind_parameters import no_bind_parameters
 from geoask.sql.rules.no_data_modification import no_data_modification
 from geoask.sql.rules.no_operator_syntax import no_operator_syntax
+from geoask.sql.rules.no_outdb_rasters import no_outdb_rasters
 from geoask.sql.rules.no_row_locks import no_row_locks
 from geoask.sql.rules.no_select_into import no_select_into
 from geoask.sql.rules.no_system_catalogs import no_system_catalogs
@@ -76,6 +77,7 @@ __all__ = [
     "no_bind_parameters",
     "no_data_modification",
     "no_operator_syntax",
+    "no_outdb_rasters",
     "no_row_locks",
     "no_select_into",
     "no_system_catalogs",

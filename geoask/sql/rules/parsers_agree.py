@@ -54,6 +54,15 @@ OPERATOR_NODES: dict[str, tuple[type[exp.Expr], ...]] = {
     "<@": (exp.ArrayContainedBy,), "->": (exp.JSONExtract, exp.JSONBExtract),
     "->>": (exp.JSONExtractScalar, exp.JSONBExtractScalar),
 }
+#: Operators PostgreSQL's grammar makes of the keywords ``[NOT] LIKE``/``ILIKE`` before ``ANY``,
+#: ``SOME`` or ``ALL`` (``a NOT ILIKE ANY (...)`` is ``a !~~* ANY (...)``; plain ``a LIKE b``
+#: is no operator in its reading): no operator characters in the text, but those keyword tokens
+#: and, where sqlglot parses, the keyword's node (with its negation) over ``ANY``/``ALL``.
+KEYWORD_LIKE_OPERATORS: dict[str, tuple[TokenType, type[exp.Expr], bool]] = {
+    "~~": (TokenType.LIKE, exp.Like, False), "~~*": (TokenType.ILIKE, exp.ILike, False),
+    "!~~": (TokenType.LIKE, exp.Like, True), "!~~*": (TokenType.ILIKE, exp.ILike, True),
+}
+QUANTIFIER_TOKENS = frozenset({TokenType.ANY, TokenType.SOME, TokenType.ALL})
 
 
 def parsers_agree(query: ParsedQuery, context: GuardContext) -> GuardViolation | None:
@@ -132,12 +141,43 @@ def _operator_difference(query: ParsedQuery, view: PgView) -> str | None:
     runs = operator_runs(query.text, query.tokens)
     for operator in sorted(view.operators):
         symbol = operator.rsplit(".", 1)[-1]
+        if operator == symbol and _written_as_keyword(query, symbol):
+            continue
         if not any(symbol in run for run in runs):
             return f"PostgreSQL applies the operator {symbol} where the guard sees none"
         nodes = OPERATOR_NODES.get(symbol)
         if query.parsed and nodes and query.find(*nodes) is None:
             return f"PostgreSQL applies {symbol} where the guard reads another operator"
     return None
+
+
+def _written_as_keyword(query: ParsedQuery, symbol: str) -> bool:
+    """True if ``symbol`` is written ``[NOT] LIKE/ILIKE ANY|SOME|ALL`` (KEYWORD_LIKE_OPERATORS).
+
+    >>> from geoask.sql.parsing import parse_query
+    >>> _written_as_keyword(parse_query("SELECT 1 FROM t WHERE a NOT ILIKE ALL (b)"), "!~~*")
+    True
+    >>> _written_as_keyword(parse_query("SELECT 1 FROM t WHERE a ILIKE ALL (b)"), "!~~*")
+    False
+    """
+    keyword, node_type, negated = KEYWORD_LIKE_OPERATORS.get(symbol, (None, exp.Like, False))
+    if keyword is None or not _keyword_tokens(query.tokens, keyword, negated):
+        return False
+    return not query.parsed or any(
+        bool(node.args.get("negate")) is negated and isinstance(node.expression, exp.Any | exp.All)
+        for node in query.find_all(node_type))
+
+
+def _keyword_tokens(tokens: tuple[Token, ...], keyword: TokenType, negated: bool) -> bool:
+    """True if ``[NOT] keyword`` followed by a quantifier is among the tokens."""
+    for index in range(1, len(tokens) - 1):
+        if tokens[index].token_type != keyword:
+            continue
+        if tokens[index + 1].token_type not in QUANTIFIER_TOKENS:
+            continue
+        if (tokens[index - 1].token_type == TokenType.NOT) is negated:
+            return True
+    return False
 
 
 def _tree_difference(query: ParsedQuery, view: PgView) -> str | None:
