@@ -28,7 +28,7 @@ from geoask.run.variants import single_sql_plan
 from geoask.vocabulary.answers import AnswerRefusal, FinalAnswer
 from geoask.vocabulary.plan import Intent, PlanRefusal, StepKind
 from geoask.vocabulary.question_result import Outcome, QuestionResult
-from tasks.question import draw_answer_map, make_plan, write_answer
+from tasks.question import draw_answer_map, export_geopackage, make_plan, write_answer
 from tasks.steps import StepResult, run_python_step, run_sql_step
 
 if TYPE_CHECKING:
@@ -107,6 +107,7 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
         transitions=log.transitions, route=log.route, run_id=run.run_id,
         artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
         maps=[url for url in (maps.png, maps.html) if url] if maps else [],
+        geopackage=export_geopackage(run) if run.registry.entries else None,
     )
     publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
                 run.run_id, sections=[maps.markdown if maps else "",

@@ -235,7 +235,7 @@ def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
         return AnswerFeatures(best[1], layers, best[2], best[3])
     final = [layers[name] for name in final_layers if name in layers]
     if final:
-        combined = gpd.GeoDataFrame(pd.concat(final, ignore_index=True), crs=4326)
+        combined = gpd.GeoDataFrame(pd.concat(final, ignore_index=True), crs=final[0].crs)
         return AnswerFeatures(combined, layers, "the final step's output")
     return AnswerFeatures(None, layers, "")
 
