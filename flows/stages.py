@@ -106,6 +106,7 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
         status=status, answer=answer, message=message, evidence=trail,
         transitions=log.transitions, route=log.route, run_id=run.run_id,
         artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
+        dashboard_url=_flow_run_page(),
         maps=[url for url in (maps.png, maps.html) if url] if maps else [],
         geopackage=export_geopackage(run) if run.registry.entries else None,
     )
@@ -113,6 +114,13 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
                 run.run_id, sections=[maps.markdown if maps else "",
                                       registry_markdown(run.registry.entries)])
     return result
+
+
+def _flow_run_page() -> str | None:
+    from prefect.runtime import flow_run
+
+    url = flow_run.ui_url
+    return str(url) if url else None
 
 
 def _flow_run_id() -> str | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import webbrowser
 from typing import TYPE_CHECKING
 
-from geoask.base.result_view import answer_rows
+from geoask.base.answer_text import answer_rows
 from geoask.base.storage import filesystem_for
 from geoask.errors import ConfigurationError
 from geoask.vocabulary.question_result import QuestionResult

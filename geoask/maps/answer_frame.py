@@ -15,7 +15,7 @@ from typing import Any
 import geopandas as gpd
 import pandas as pd
 
-from geoask.base.result_view import answer_rows
+from geoask.base.answer_text import answer_rows
 from geoask.maps.answer_features import _key, feature_layers, pick_answer, read_layers
 from geoask.records.artifact_registry import RegistryEntry
 from geoask.vocabulary.answers import FinalAnswer
