@@ -84,8 +84,9 @@ def test_without_a_model_ask_says_what_to_set(monkeypatch):
     monkeypatch.delenv("GEOASK_MODEL", raising=False)
     get_settings.cache_clear()
     try:
-        with pytest.raises(ConfigurationError, match="GEOASK_MODEL"):
+        with pytest.raises(ConfigurationError, match="GEOASK_MODEL") as caught:
             geoask.ask("How many airports are in Texas?")
+        assert "--model reference" in str(caught.value)
     finally:
         get_settings.cache_clear()
 
