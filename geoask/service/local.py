@@ -112,7 +112,8 @@ def start_background(settings: Settings) -> ServerState:
             ``GEOASK_SERVER_START_TIMEOUT_S`` (+30 s for the database); the message names the log.
 
     """
-    from geoask.service.server import free_port, port_is_free
+    from geoask.base.ports import port_is_free
+    from geoask.service.server import free_port
 
     port = settings.server_port if port_is_free(settings.server_port) else free_port()
     log_path = settings.prefect_home / SERVE_LOG

@@ -78,7 +78,9 @@ def test_start_refuses_a_taken_port(tmp_path):
         listener.listen()
         port = listener.getsockname()[1]
         prefect_server = server.PrefectServer(Settings(home=tmp_path), port=port)
-        with pytest.raises(ServiceError, match=rf"port {port} .* already in use"):
+        with pytest.raises(ServiceError, match=rf"port {port} .* used by another program; set "
+                                               r"GEOASK_SERVER_PORT to a free port \(e\.g\. "
+                                               r"export GEOASK_SERVER_PORT=\d+\)"):
             prefect_server.start()
 
 
