@@ -27,14 +27,14 @@ def result_text(result: Any) -> str:
 
     An answer opens with a headline written from its payload
     (:func:`geoask.base.answer_text.headline`) and its summary, then the payload as a compact
-    table with values rounded by their unit (names beside codes where the result carries
-    ``labels``); a refusal is one line. Then the evidence trail, the route, the paths of the
-    maps and the GeoPackage, the run's dashboard URL and the artifact folder.
+    table with values rounded by their unit; a refusal is one line. Then the evidence trail,
+    the route, the paths of the maps and the GeoPackage, the run's dashboard URL and the
+    artifact folder.
 
     Args:
         result: a :class:`geoask.vocabulary.question_result.QuestionResult` (status, message,
             answer, evidence, route, transitions, artifact_folder, maps, geopackage,
-            dashboard_url, labels).
+            dashboard_url).
 
     """
     lines = _opening(result)
@@ -63,7 +63,7 @@ def _opening(result: Any) -> list[str]:
     summary = " ".join(result.message.split())
     lines = [summary] if summary.startswith(title) else [title, *([summary] if summary else [])]
     return [*lines, "", f"answer ({kind}):",
-            payload_table(result.answer.data_payload, getattr(result, "labels", None) or {})]
+            payload_table(result.answer.data_payload)]
 
 
 def printable(text: str) -> str:

@@ -35,8 +35,6 @@ class QuestionResult(BaseModel):
         geopackage: URL of ``layers.gpkg``, every layer of the run in its native CRS, when
             the run registered one.
         dashboard_url: the flow run's page in the Prefect UI, when known.
-        labels: a name for each code of the answer (``{"37063": "Durham"}``) where the
-            catalog names a label column for the codes' column.
         conversation: the conversation id when the run was a conversation turn.
         turn: its turn number in that conversation.
         reused: refs of earlier turns' artifacts it read instead of querying again.
@@ -55,7 +53,6 @@ class QuestionResult(BaseModel):
     maps: list[str] = Field(default_factory=list)
     geopackage: str | None = None
     dashboard_url: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
     conversation: str | None = None
     turn: int | None = None
     reused: list[str] = Field(default_factory=list)
