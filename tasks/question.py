@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from prefect import get_run_logger, task
+from prefect import task
 
 from agents.answer import AnswerDeps, answer_agent
 from agents.answer import prompt as answer_prompt
@@ -27,7 +27,8 @@ from geoask.base.formats import stored_format
 from geoask.catalog.model import TemporalGranularity
 from geoask.catalog.summary import catalog_summary
 from geoask.maps.answer_map import AnswerMaps, draw_answer_maps
-from geoask.maps.geopackage import GEOPACKAGE_FILE, write_geopackage
+from geoask.maps.geopackage import GEOPACKAGE_FILE, LAYER_KINDS, write_geopackage
+from geoask.records import background_writes
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.run.composition import QuestionServices
@@ -50,7 +51,7 @@ from geoask.vocabulary.plan import (
     ReviewRefusal,
 )
 from tasks.agent_calls import call_agent
-from tasks.options import RETRIED_TASK, TASK
+from tasks.options import RETRIED_TASK
 
 
 @task(name="intent", task_run_name="intent", **RETRIED_TASK)
@@ -215,22 +216,17 @@ def draw_answer_map(services: QuestionServices, state: ExecutionState,
                                 answer, state.question)
 
 
-@task(name="geopackage", task_run_name="geopackage", **TASK)
 def export_geopackage(services: QuestionServices) -> str | None:
-    """Write every registered layer of the run, native CRS kept, to ``layers.gpkg``.
+    """Queue ``layers.gpkg``, every registered layer of the run in its native CRS; its URL.
 
-    Returns:
-        The GeoPackage's URL, or None when the run registered no layer or writing failed
-        (logged: like the map, the GeoPackage is a view; the answer stands without it).
-
+    Written in the background after the answer (:mod:`geoask.records.background_writes`),
+    so the time to the answer does not grow with the run's layers; None when the run
+    registered no layer (:func:`geoask.maps.geopackage.write_geopackage`).
     """
-    with services.recorder.stage("geopackage"):
-        try:
-            written = write_geopackage(services.registry.entries,
-                                       services.store.url(GEOPACKAGE_FILE))
-        except Exception as error:
-            first = next((line for line in str(error).splitlines() if line.strip()), "")
-            get_run_logger().warning("could not write the run's GeoPackage: %s: %s",
-                                     type(error).__name__, first)
-            return None
-    return written.url or None
+    entries = list(services.registry.entries)
+    if not any(entry.kind in LAYER_KINDS for entry in entries):
+        return None
+    url = services.store.url(GEOPACKAGE_FILE)
+    background_writes.submit(f"the run's GeoPackage {url}",
+                             lambda: write_geopackage(entries, url))
+    return url

@@ -36,6 +36,8 @@ from geoask.records.artifact_registry import ArtifactKind, RegistryEntry
 
 GEOPACKAGE_FILE: Final = "layers.gpkg"
 """The run folder's GeoPackage of every layer (beside ``map.png``/``map.html``)."""
+LAYER_KINDS: Final = frozenset({ArtifactKind.FEATURES, ArtifactKind.RECORDS})
+"""The registered artifacts that become GeoPackage layers."""
 
 
 @dataclass(frozen=True)

@@ -247,7 +247,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     )
 
     from geoask.base.console import quiet_console
-    from geoask.records import artifact_publisher
+    from geoask.records import artifact_publisher, background_writes
     from geoask.run.stops import crash_runs_on_stop
     from geoask.service.server import plain_http_ca_file
 
@@ -271,6 +271,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
         finally:
             if wait_for_artifacts:
                 artifact_publisher.flush(ARTIFACT_FLUSH_S)
+                background_writes.flush(ARTIFACT_FLUSH_S)
 
 
 def _live_state(settings: Settings) -> ServerState | None:
