@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,7 +118,9 @@ def write_geopackage(entries: Iterable[RegistryEntry], url: str) -> GeoPackage:
                 left_out.append(entry.ref)
                 continue
             name = layer_name(entry.ref)
-            pyogrio.write_dataframe(frame, path, layer=name, driver="GPKG")
+            with warnings.catch_warnings():  # planar data have no CRS on purpose
+                warnings.filterwarnings("ignore", message="'crs' was not provided")
+                pyogrio.write_dataframe(frame, path, layer=name, driver="GPKG")
             written.append(name)
         data = path.read_bytes() if written else b""
     if written:
