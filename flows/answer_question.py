@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.runtime import flow_run
 
 from flows.baselines import answer_baseline
 from flows.stages import (
@@ -34,7 +35,7 @@ from geoask.records.run_report import publish_intent, save_log
 from geoask.run.composition import QuestionServices, open_services
 from geoask.run.conversation import ConversationStore, Turn, context_for, turn_record
 from geoask.run.conversation_report import publish_turn
-from geoask.run.request import check_request
+from geoask.run.request import check_request, run_name
 from geoask.run.state import (
     ANSWER,
     Decision,
@@ -63,8 +64,20 @@ from tasks.question import (
 )
 from tasks.steps import StepResult
 
+FLOW_DESCRIPTION = (
+    "Answer a natural-language question about the PostGIS data: intent, schema, plan, SQL and "
+    "Python steps, review, answer and map. The run is named after its question; its page holds "
+    "the answer, the map, the artifact registry and a trace per stage.")
+"""The flow's description on the dashboard (plain text: the UI shows no reST)."""
 
-@flow(name="answer-question", validate_parameters=False)
+
+def _run_name() -> str:
+    """The run's name on the dashboard's runs list: its question (or case id)."""
+    return run_name(flow_run.parameters.get("question", ""))
+
+
+@flow(name="answer-question", validate_parameters=False, flow_run_name=_run_name,
+      description=FLOW_DESCRIPTION)
 def answer_question(
     question: str,
     variant: str | None = None,

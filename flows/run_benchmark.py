@@ -40,6 +40,7 @@ from geoask.bench.runs import (
     run_keys,
     save_run,
 )
+from geoask.db.urls import configured_database_name
 from geoask.models.served import check_served_model, check_served_paths, in_deployment_run
 from geoask.run.stops import run_started
 from geoask.settings import Settings, get_settings
@@ -150,7 +151,7 @@ def run_benchmark(
         save_run(infrastructure_run(key, failure), folder)
     meta = {"model": model, "variant": variant, "cases": len(cases), "repeat": repeat,
             "catalog": str(target.catalog or settings.catalog_path),
-            "database": target.database,
+            "database": target.database or configured_database_name(settings),
             "ran": len(todo), "resumed": len(keys) - len(todo), "out_dir": str(folder),
             "wall_time_s": time.perf_counter() - started}
     return report_benchmark(cases, keys, str(folder), meta)

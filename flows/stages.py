@@ -29,7 +29,7 @@ from geoask.vocabulary.answers import AnswerRefusal, FinalAnswer
 from geoask.vocabulary.focus import map_focus
 from geoask.vocabulary.plan import Intent, PlanRefusal, StepKind
 from geoask.vocabulary.question_result import Outcome, QuestionResult
-from tasks.question import draw_answer_map, make_plan, write_answer
+from tasks.question import draw_answer_map, export_geopackage, make_plan, write_answer
 from tasks.steps import StepResult, run_python_step, run_sql_step
 
 if TYPE_CHECKING:
@@ -112,12 +112,21 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
         status=status, answer=answer, message=message, evidence=trail,
         transitions=log.transitions, route=log.route, run_id=run.run_id,
         artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
+        dashboard_url=_flow_run_page(),
         maps=[url for url in (maps.png, maps.html) if url] if maps else [],
+        geopackage=export_geopackage(run) if run.registry.entries else None,
     )
     publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
                 run.run_id, sections=[maps.markdown if maps else "",
                                       registry_markdown(run.registry.entries)])
     return result
+
+
+def _flow_run_page() -> str | None:
+    from prefect.runtime import flow_run
+
+    url = flow_run.ui_url
+    return str(url) if url else None
 
 
 def _flow_run_id() -> str | None:

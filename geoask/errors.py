@@ -144,7 +144,8 @@ class QueryExecutionError(GeoaskError):
         self.hint = hint
         where = f" at line {line}, col {col}" if line is not None and col is not None else ""
         extra = f" (hint: {hint})" if hint else ""
-        super().__init__(f"{kind} error{where}: {server_message}{extra}")
+        # The kind names the failure; no "error" after it (callers print "error: <message>").
+        super().__init__(f"{kind}{where}: {server_message}{extra}")
 
     def as_dict(self) -> dict[str, str | int | None]:
         """The failure as a flat mapping for the execution state and prompts."""

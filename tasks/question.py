@@ -27,6 +27,8 @@ from geoask.base.formats import stored_format
 from geoask.catalog.model import TemporalGranularity
 from geoask.catalog.summary import catalog_summary
 from geoask.maps.answer_map import AnswerMaps, draw_answer_maps
+from geoask.maps.geopackage import GEOPACKAGE_FILE, LAYER_KINDS, write_geopackage
+from geoask.records import background_writes
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.run.composition import QuestionServices
@@ -213,3 +215,19 @@ def draw_answer_map(services: QuestionServices, state: ExecutionState,
     with services.recorder.stage("map"):
         return draw_answer_maps(services.store, [step.artifacts for step in state.steps.values()],
                                 answer, state.question, focus)
+
+
+def export_geopackage(services: QuestionServices) -> str | None:
+    """Queue ``layers.gpkg``, every registered layer of the run in its native CRS; its URL.
+
+    Written in the background after the answer (:mod:`geoask.records.background_writes`),
+    so the time to the answer does not grow with the run's layers; None when the run
+    registered no layer (:func:`geoask.maps.geopackage.write_geopackage`).
+    """
+    entries = list(services.registry.entries)
+    if not any(entry.kind in LAYER_KINDS for entry in entries):
+        return None
+    url = services.store.url(GEOPACKAGE_FILE)
+    background_writes.submit(f"the run's GeoPackage {url}",
+                             lambda: write_geopackage(entries, url))
+    return url

@@ -309,9 +309,11 @@ def _save_outcome(services: QuestionServices, step_id: str, outcome: SandboxOutc
     publish_markdown(
         artifact_key(step_id, "script"),
         Markdown("{}\n\n## Sandbox run: {}\n\nwall {:.2f} s, cpu {:.2f} s, peak {:.0f} MiB\n\n"
-                 "error: {}\n\n### stdout (end)\n{}\n\n### stderr\n{}{}").format(
+                 "{}### stdout (end)\n{}\n\n### stderr\n{}{}").format(
             script, outcome.status, outcome.wall_time_s, outcome.cpu_time_s,
-            outcome.peak_memory_mib, code_span(json.dumps(error)),
+            outcome.peak_memory_mib,
+            Markdown("error: {}\n\n").format(code_span(json.dumps(error))) if error
+            else Markdown(""),
             code_block(outcome.stdout.text[-2000:]), code_block(outcome.stderr.text[-2000:]),
             Markdown("\n\n### files{}").format(files) if files else Markdown("")),
     )

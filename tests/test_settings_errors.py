@@ -15,7 +15,9 @@ from geoask.settings import get_settings
         ("GEOASK_DB_PORT", "99999", "less than or equal to 65535"),
         ("GEOASK_SQL_ROW_CAP", "-1", "greater than or equal to 1"),
         ("GEOASK_RETRIEVAL_ALPHA", "0.2", "greater than 0.5"),
-        ("GEOASK_SQL_POLICY", "anything", "separated"),
+        ("GEOASK_SQL_POLICY", "anything", "use one of separated, postgis"),
+        ("GEOASK_VARIANT", "WEIRD", "use one of FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, "
+                                    "REACT, PLAN_EXECUTE"),
         ("GEOASK_ARTIFACT_ROOT", "weird://x", "unknown storage protocol 'weird'"),
         ("GEOASK_SANDBOX_ARTIFACTS_URL", "s3://bucket/x", "Install s3fs"),
     ],
@@ -30,6 +32,7 @@ def test_invalid_values_name_the_variable(monkeypatch, variable, value, message)
         get_settings.cache_clear()
     assert f"{variable}={value!r}" in str(caught.value)
     assert message in str(caught.value)
+    assert "Input should be" not in str(caught.value) and "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize(("url", "message"), [

@@ -4,6 +4,11 @@
 >>> result = ask("How many airports are in Texas?", model="reference")  # doctest: +SKIP
 >>> result.status, result.answer.data_payload                      # doctest: +SKIP
 ('answered', {'value': ..., 'unit': 'count'})
+>>> result.gdf.explore(); result.to_geopackage("run.gpkg")        # doctest: +SKIP
+
+In a notebook (ipykernel runs an event loop) ``ask`` runs the question in a worker thread of
+its own, so it works there as in a script; ``await ask_async(...)`` is the same run for async
+code.
 
 :func:`ask` builds the run's services through the composition root
 (:func:`geoask.run.composition.open_services`, the one assembly the flow, the CLI and the
@@ -17,15 +22,33 @@ this module is cheap: Prefect, geopandas and the agents are imported on the firs
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextvars
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from geoask.app.result import AskResult
     from geoask.vocabulary.question_result import QuestionResult
+
+
+async def ask_async(question: str, *, model: str | None = None, variant: str | None = None,
+                    via_api: bool = False, verbose: bool = False,
+                    conversation: str | None = None,
+                    wait_for_artifacts: bool = True) -> AskResult:
+    """:func:`ask` for async code: the same run, in a worker thread, awaited.
+
+    Arguments, result and errors are :func:`ask`'s.
+    """
+    return await asyncio.to_thread(
+        _ask, question, model=model, variant=variant, via_api=via_api, verbose=verbose,
+        conversation=conversation, wait_for_artifacts=wait_for_artifacts)
 
 
 def ask(question: str, *, model: str | None = None, variant: str | None = None,
         via_api: bool = False, verbose: bool = False,
-        conversation: str | None = None, wait_for_artifacts: bool = True) -> QuestionResult:
+        conversation: str | None = None, wait_for_artifacts: bool = True) -> AskResult:
     """Answer ``question`` about the database through the whole pipeline.
 
     Args:
@@ -48,9 +71,11 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
             ``geoask server`` does, its process lives on to post them).
 
     Returns:
-        The ``QuestionResult``: ``status`` answered/rejected/failed; ``answer`` (answer_type,
-        data_payload, summary) when answered; ``run_id``, ``artifact_folder`` and ``maps``
-        (URLs of ``map.png``/``map.html``).
+        The :class:`geoask.app.result.AskResult` (a ``QuestionResult``): ``status``
+        answered/rejected/failed; ``answer`` (answer_type, data_payload, summary) when
+        answered; ``run_id``, ``artifact_folder``, ``maps`` (URLs of ``map.png``/``map.html``)
+        and ``geopackage``; the run's data as ``.gdf``, ``.df``, ``.sql``, ``.scripts``,
+        ``.open_map()`` and ``.to_geopackage(path)``.
 
     Raises:
         ConfigurationError: the question is empty, not text or longer than
@@ -60,6 +85,30 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
             endpoint down, ...; see ``flows.answer_question.answer_question``).
 
     """
+    run = functools.partial(_ask, question, model=model, variant=variant, via_api=via_api,
+                            verbose=verbose, conversation=conversation,
+                            wait_for_artifacts=wait_for_artifacts)
+    if not _loop_running():
+        return run()
+    # A running event loop (ipykernel, an async app): the agents' and Prefect's synchronous
+    # calls would each try to drive it; the run gets a thread without a loop instead.
+    context = contextvars.copy_context()
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="geoask-ask") as pool:
+        return pool.submit(context.run, run).result()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _ask(question: str, *, model: str | None, variant: str | None, via_api: bool,
+         verbose: bool, conversation: str | None, wait_for_artifacts: bool) -> AskResult:
+    """:func:`ask` in a thread without a running event loop."""
+    from geoask.app.result import AskResult
     from geoask.run.request import check_request
     from geoask.settings import get_settings
 
@@ -74,7 +123,7 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
         ensure_server(settings, deployment="answer-question")
         result: QuestionResult = ask_via_api(question, variant=variant, model=model,
                                              conversation=conversation)
-        return result
+        return AskResult.of(result)
     from flows.answer_question import answer_question
     from geoask.run.composition import open_services
     from geoask.run.stops import creating_run
@@ -83,5 +132,5 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
 
     with (prefect_api(settings, verbose=verbose, wait_for_artifacts=wait_for_artifacts),
           creating_run()):  # a stop's sweep waits for the run to exist (its body ends this)
-        return answer_question(question, variant=variant, model=model, services=services,
-                               conversation=conversation)
+        return AskResult.of(answer_question(question, variant=variant, model=model,
+                                            services=services, conversation=conversation))

@@ -5,6 +5,7 @@ whole result as JSON). Exit codes:
 
 - 0: answered;
 - 1: geoask could not run (configuration, database, model endpoint; the message says what to do);
+- 2: a usage error (an empty or overlong question, an unknown variant or option), before any work;
 - 3: the question was rejected as out of scope (chit-chat, unsafe, not answerable from the data);
 - 4: no answer: a recovery bound was exhausted; the message says what was tried;
 - 130/143: stopped by SIGINT/SIGTERM (one line says so; nothing is recorded).
@@ -30,7 +31,7 @@ _PARAMETER_HINTS = {"question": "QUESTION", "model": "--model", "variant": "--va
 
 app = typer.Typer(
     help="Answer a natural-language question about the database (exit 0 answered, 1 error, "
-    "3 rejected, 4 no answer).",
+    "2 usage error, 3 rejected, 4 no answer).",
     # One command with options after the question: a group that takes interspersed options.
     context_settings={"allow_interspersed_args": True},
 )
@@ -59,7 +60,7 @@ def ask(
         help="Conversation id: the question is that conversation's next turn (earlier turns "
         "and their artifacts are in context; a new id starts one)."),
 ) -> None:
-    """Answer QUESTION: exit 0 answered, 1 error, 3 rejected, 4 no answer (bound exhausted)."""
+    """Answer QUESTION: exit 0 answered, 1 error, 2 usage error, 3 rejected, 4 no answer."""
     from geoask.app.api import ask as ask_question
     from geoask.base.result_view import result_text
     from geoask.run.request import RequestError, check_request

@@ -47,7 +47,8 @@ def chat(
     while True:
         try:
             line = input("geoask> ").strip()
-        except EOFError:
+        except EOFError:  # Ctrl-D: end the prompt's line, then end as `exit` does
+            typer.echo("")
             break
         if line in ("", "exit", "quit"):
             break

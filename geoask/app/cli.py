@@ -35,7 +35,7 @@ SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
     "bench": ("geoask.app.commands.bench",
               "The benchmark: run it (no sub-command), verify or fill the cases, show examples."),
     "ask": ("geoask.app.ask", "Answer a natural-language question about the database (exit 0 "
-                              "answered, 1 error, 3 rejected, 4 no answer)."),
+                              "answered, 1 error, 2 usage error, 3 rejected, 4 no answer)."),
     "chat": ("geoask.app.chat", "Ask questions as one conversation: follow-ups see earlier "
                                 "turns and reuse their results."),
     "server": ("geoask.service.cli", "Start a local Prefect server (dashboard + API) and serve "

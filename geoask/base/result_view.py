@@ -15,30 +15,55 @@ import json
 import re
 from typing import Any, Final
 
+from geoask.base.answer_text import answer_rows, headline, payload_table
+
 MAX_TABLE_ROWS: Final = 200
+__all__ = ["answer_rows", "printable", "result_html", "result_text"]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def result_text(result: Any) -> str:
-    """The human-readable report: answer (or message), evidence trail, route, artifact folder.
+    """The human-readable report: headline, answer table, evidence, files and dashboard.
+
+    An answer opens with a headline written from its payload
+    (:func:`geoask.base.answer_text.headline`) and its summary, then the payload as a compact
+    table with values rounded by their unit; a refusal is one line. Then the evidence trail,
+    the route, the paths of the maps and the GeoPackage, the run's dashboard URL and the
+    artifact folder.
 
     Args:
         result: a :class:`geoask.vocabulary.question_result.QuestionResult` (status, message,
-        answer,
-            evidence, route, transitions, artifact_folder, maps).
+            answer, evidence, route, transitions, artifact_folder, maps, geopackage,
+            dashboard_url).
 
     """
-    lines = [result.message]
-    if result.answer is not None:
-        lines += ["", f"answer ({result.answer.answer_type.value}):",
-                  json.dumps(result.answer.data_payload, indent=2, ensure_ascii=False)]
+    lines = _opening(result)
     if result.evidence:
         lines += ["", "evidence:", *(f"  {line}" for line in result.evidence)]
     lines.append("")
     if result.transitions:  # a question rejected as out of scope ran no step
         lines.append(f"route: {result.route}; transitions: {' -> '.join(result.transitions)}")
+    for url in getattr(result, "maps", []):
+        lines.append(f"{'interactive map' if url.endswith('.html') else 'map'}: {url}")
+    if getattr(result, "geopackage", None):
+        lines.append(f"GeoPackage (every layer, native CRS): {result.geopackage}")
+    if getattr(result, "dashboard_url", None):
+        lines.append(f"dashboard: {result.dashboard_url}")
     lines.append(f"artifacts: {result.artifact_folder}")
     return printable("\n".join(lines))
+
+
+def _opening(result: Any) -> list[str]:
+    if result.answer is None:
+        message = (" ".join(result.message.split())
+                   if getattr(result, "status", "") == "rejected" else result.message)
+        return [message]
+    kind = result.answer.answer_type.value
+    title = headline(kind, result.answer.data_payload)
+    summary = " ".join(result.message.split())
+    lines = [summary] if summary.startswith(title) else [title, *([summary] if summary else [])]
+    return [*lines, "", f"answer ({kind}):",
+            payload_table(result.answer.data_payload)]
 
 
 def printable(text: str) -> str:
@@ -51,25 +76,6 @@ def printable(text: str) -> str:
     'Raleigh\\x1b]0;pwned\\x07 airport'
     """
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
-
-
-def answer_rows(payload: Any) -> list[dict[str, Any]]:
-    """The answer payload as table rows (one per entity/item/record; one row for a mapping).
-
-    >>> answer_rows({"items": [{"rank": 1, "id": "TX", "value": 3.5}], "unit": "USD"})
-    [{'rank': 1, 'id': 'TX', 'value': 3.5}]
-    >>> answer_rows({"value": 42, "unit": "count"})
-    [{'value': 42, 'unit': 'count'}]
-    """
-    if isinstance(payload, dict):
-        for key in ("entities", "items", "records"):
-            rows = payload.get(key)
-            if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
-                return rows
-        return [payload]
-    if isinstance(payload, list) and all(isinstance(r, dict) for r in payload):
-        return payload
-    return [{"value": payload}]
 
 
 def result_html(result: Any) -> str:

@@ -19,7 +19,7 @@ import csv
 import io
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,6 +111,8 @@ def render_markdown(report: BenchmarkReport) -> str:
     if report.meta:
         lines += ["; ".join(f"{key}: {_meta_value(value)}" for key, value in report.meta.items()),
                   ""]
+    if "wall_time_s" in report.meta:
+        lines += [_wall_line(report.meta), ""]
     for variant, missing in report.unscored.items():
         lines += [f"**{variant}: {len(missing)} case(s) not scored in every repeat** "
                   f"(interrupted run?): {', '.join(missing[:20])}"
@@ -154,7 +156,8 @@ def _variant_section(report: BenchmarkReport, variant: str) -> list[str]:
                   f"FN {r.fn}, TN {r.tn}; accuracy {_pct(r.accuracy)} %, precision "
                   f"{_pct(r.precision)} %, recall {_pct(r.recall)} %, F1 {_num(r.f1, 3)}, "
                   f"false-positive rate {_pct(r.false_positive_rate)} %.", "",
-              f"Time: {overall.total_time_s:.1f} s over {overall.runs} question runs, "
+              f"Question time: {overall.total_time_s:.1f} s summed over {overall.runs} "
+              f"question runs (each run's own time, recorded when it ran), "
               f"{overall.mean_time_s:.2f} s per question. Recovered after a failed call or a "
               f"guardrail retry: {overall.recovered}; guardrail retries "
               f"{overall.guardrail_retries} ({overall.mean_guardrail_retries:.2f} per "
@@ -178,6 +181,17 @@ def _failure_table(failures: Sequence[CaseScore]) -> list[str]:
     if len(failures) > _MAX_FAILURES_LISTED:
         lines.append(f"| … | | | | {len(failures) - _MAX_FAILURES_LISTED} more in scores.csv |")
     return lines
+
+
+def _wall_line(meta: Mapping[str, Any]) -> str:
+    """The invocation's wall time, and how many questions it ran or resumed from saved runs.
+
+    >>> _wall_line({"wall_time_s": 0.41, "ran": 0, "resumed": 5})
+    'Wall time of this invocation: 0.4 s; questions run now: 0, resumed from saved runs: 5.'
+    """
+    ran = f"; questions run now: {meta['ran']}" if "ran" in meta else ""
+    resumed = f", resumed from saved runs: {meta['resumed']}" if "resumed" in meta else ""
+    return f"Wall time of this invocation: {float(meta['wall_time_s']):.1f} s{ran}{resumed}."
 
 
 def _meta_value(value: Any) -> str:

@@ -22,7 +22,6 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+from geoask.base.ports import port_is_free, taken_port_message
 from geoask.catalog.model import load_catalog
 from geoask.errors import ConfigurationError, DatabaseError
 from geoask.settings import Settings
@@ -114,15 +114,12 @@ class EmbeddedCluster:
                 conn.execute("SELECT pg_reload_conf()")
             self._bootstrap()
             return False
+        if not port_is_free(self.port):  # before initdb and storage: fail in a second
+            raise DatabaseError(taken_port_message(self.port, "GEOASK_DB_PORT", "geoask db up"))
         self._prepare_storage()
         if not self.is_initialized():
             self._initdb()
         self._write_config()
-        if _port_in_use(self.port):
-            raise DatabaseError(
-                f"port {self.port} on 127.0.0.1 is used by another program; set GEOASK_DB_PORT "
-                "to a free port and run `geoask db up` again"
-            )
         result = self._run_as_db_user(
             [self._bin("pg_ctl"), "start", "-w", "-t", "60", "-D", str(self.pgdata),
              "-l", str(self.log_file)]
@@ -395,9 +392,3 @@ def _bootstrap_statements(schema: str, timeout_s: int) -> list[sql.SQL | sql.Com
         sql.SQL("ALTER ROLE {} SET search_path = {}, public").format(reader, data),
         sql.SQL("ALTER ROLE {} SET search_path = {}, public").format(owner, data),
     ]
-
-
-def _port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(("127.0.0.1", port)) == 0

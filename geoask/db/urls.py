@@ -17,6 +17,18 @@ def uses_external_database(settings: Settings) -> bool:
     return bool(settings.database_url)
 
 
+def configured_database_name(settings: Settings) -> str:
+    """The name of the configured database: GEOASK_DATABASE_URL's, else the embedded one's.
+
+    >>> configured_database_name(Settings(database_url="postgresql://u@h/spdata"))
+    'spdata'
+    """
+    if settings.database_url:
+        return str(conninfo_to_dict(settings.database_url).get("dbname")
+                   or conninfo_to_dict(settings.database_url).get("user") or "postgres")
+    return DATABASE_NAME
+
+
 def reader_url(settings: Settings) -> str:
     """Libpq URL of the read-only role (``geoask_reader`` on the embedded cluster)."""
     if settings.database_url:

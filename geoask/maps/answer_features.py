@@ -301,7 +301,7 @@ def _picked(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
                               headline=said)
     final = [layers[name] for name in final_layers if name in layers]
     if final:
-        combined = gpd.GeoDataFrame(pd.concat(final, ignore_index=True), crs=4326)
+        combined = gpd.GeoDataFrame(pd.concat(final, ignore_index=True), crs=final[0].crs)
         return AnswerFeatures(combined, layers, "the final step's output", headline=said)
     return AnswerFeatures(None, layers, "", headline=said)
 

@@ -64,7 +64,7 @@ from geoask.maps.views import (
     planar_view,
     scale_label,
 )
-from geoask.records.run_artifacts import Markdown, code_span
+from geoask.records.run_artifacts import Markdown, file_link
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -260,12 +260,12 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
         return None
     encoded = base64.b64encode(png).decode("ascii")
     how = features.how or "the run's result features"
-    where = (Markdown("interactive map (works offline): {}").format(code_span(html_url))
+    where = (Markdown("interactive map (works offline): {}").format(file_link(html_url))
              if html_url is not None else
              Markdown("no interactive map: its Leaflet page places lon/lat data, and these are "
                       "planar coordinates in {} units").format(units))
     markdown = Markdown("## Map\n\n![answer map](data:image/png;base64,{})\n\n{}\n\n"
-                        "file: {}; {}").format(Markdown(encoded), how, code_span(png_url), where)
+                        "file: {}; {}").format(Markdown(encoded), how, file_link(png_url), where)
     return AnswerMaps(png=png_url, html=html_url, markdown=markdown)
 
 

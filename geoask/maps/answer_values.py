@@ -1,12 +1,13 @@
 """What the typed answer says of each of its features: its value, unit and label on the map.
 
-:func:`annotate` adds two columns to the answer's features once
-:func:`geoask.maps.answer_features.pick_answer` has matched them to the payload's rows:
-:data:`VALUE_COLUMN` (the row's number: a ranked list's ``value``, a record's first numeric
-field other than its key, an object's first number) and :data:`LABEL_COLUMN` (rank, name or id,
-and the value with its unit: ``"1. Clervaux 452 m"``). Both maps draw the labels and, with two
-or more values, a graduated map (:mod:`geoask.maps.graduated`). :func:`headline` is the one
-line a scalar or object answer gets in the legend.
+:func:`annotate` joins the payload's rows onto the answer's features once
+:func:`geoask.maps.answer_features.pick_answer` has matched them (the row's other fields: rank,
+value, ...) and adds two columns: :data:`VALUE_COLUMN` (the row's number: a ranked list's
+``value``, a record's first numeric field other than its key, an object's first number) and
+:data:`LABEL_COLUMN` (rank, name or id, and the value with its unit: ``"1. Clervaux 452 m"``).
+Both maps draw the labels and, with two or more values, a graduated map
+(:mod:`geoask.maps.graduated`). :func:`headline` is the one line a scalar or object answer gets
+in the legend.
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def annotate(frame: gpd.GeoDataFrame, column: str, answer: FinalAnswer,
     annotated[VALUE_COLUMN] = [float(v) if is_number(v) else None for v in values]
     annotated[LABEL_COLUMN] = [_label(row, own, field) for row, own in
                                zip(matched, frame[column], strict=True)]
+    for name in dict.fromkeys(k for row in matched for k in row):
+        if name != key_field and name not in annotated.columns:  # the row's other fields
+            annotated[name] = [row.get(name) for row in matched]
     return annotated, field if any(v is not None for v in annotated[VALUE_COLUMN]) else None
 
 

@@ -55,7 +55,9 @@ _HOW_TO_CONFIGURE = (
     "anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, deepseek:deepseek-chat with "
     "DEEPSEEK_API_KEY), or to openai-compatible:<model name> together with "
     "GEOASK_OPENAI_BASE_URL (and GEOASK_OPENAI_API_KEY if the server needs one) for "
-    "DashScope/Qwen, vLLM, Ollama or a llama.cpp server; GEOASK_MODEL_<ROLE> overrides one agent"
+    "DashScope/Qwen, vLLM, Ollama or a llama.cpp server; GEOASK_MODEL_<ROLE> overrides one "
+    "agent. To try geoask offline, pass --model reference (model=\"reference\" in Python): it "
+    "replays the benchmark's verified programs for the benchmark questions"
 )
 
 

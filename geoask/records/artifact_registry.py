@@ -27,6 +27,8 @@ from geoask.errors import ArtifactWriteError
 from geoask.sql.crs import PLANAR
 from geoask.vocabulary.artifacts import ArtifactRef
 
+REGISTRY_FILE = "registry.json"
+"""The registry's file name in a run folder."""
 EXPORT_SRID = 4326
 """The CRS every vector export is in (GeoJSON, RFC 7946, and GeoParquet: WGS 84 lon/lat)."""
 

@@ -224,6 +224,23 @@ def code_span(text: str) -> Markdown:
     return Markdown(f"{tick} {text} {tick}" if longest else f"{tick}{text}{tick}")
 
 
+def file_link(url: str, text: str | None = None) -> Markdown:
+    """A markdown link to a run file: ``[name](<file:///...>)`` (any fsspec URL kept as is).
+
+    The link text is the file's name (or ``text``), escaped as literal text; the target is in
+    angle brackets, with the characters that would end it percent-encoded.
+
+    >>> file_link("/a/run 1/map.html")
+    '[map.html](<file:///a/run%201/map.html>)'
+    >>> file_link("s3://b/r/map.png", "map")
+    '[map](<s3://b/r/map.png>)'
+    """
+    target = url if "://" in url else f"file://{url}"
+    target = target.replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
+    label = markdown_text(text or url.rstrip("/").rsplit("/", 1)[-1])
+    return Markdown(f"[{label}](<{target}>)")
+
+
 def _longest_backticks(text: str) -> int:
     """Length of the longest run of backticks in ``text`` (0: none)."""
     return max((len(run) for run in re.findall(r"`+", text)), default=0)

@@ -25,7 +25,7 @@ from geoask.db.urls import reader_url_for_database
 from geoask.errors import ConfigurationError
 from geoask.models.llm import QUESTION_ROLES, REFERENCE_MODEL, ModelProvider, model_for
 from geoask.models.reference import REFERENCE_MODELS, reference_model
-from geoask.records.artifact_registry import ArtifactRegistry
+from geoask.records.artifact_registry import REGISTRY_FILE, ArtifactRegistry
 from geoask.records.execution_log import ExecutionRecorder
 from geoask.records.run_artifacts import RunArtifacts
 from geoask.retrieval.filters import RetrievalIntent
@@ -225,7 +225,7 @@ class QuestionServices:
         self.conversation = conversation
         self.reused: list[str] = []
         self.store = RunArtifacts(settings.artifact_root_url, self.run_id)
-        self.registry = ArtifactRegistry(self.store.url("registry.json"))
+        self.registry = ArtifactRegistry(self.store.url(REGISTRY_FILE))
         self.recorder = ExecutionRecorder(self.run_id, "", variant.value)
         self.recorder.log.artifact_folder = self.store.folder
 

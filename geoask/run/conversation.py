@@ -151,9 +151,9 @@ class ConversationStore:
         """Save the finished ``turn`` in place of its reservation (same number and run) atomically.
 
         A turn whose reservation is gone (the file was removed meanwhile) is added as the
-        next turn. On a local folder the read-modify-write holds an exclusive lock
-        (``<id>.json.lock``, ``flock``), so turns written at once are all kept (20 concurrent
-        writes kept 15 without it); on object storage the last writer wins.
+        next turn. On a local folder the read-modify-write holds an exclusive lock (``flock``
+        on the conversations folder; no lock file), so turns written at once are all kept (20
+        concurrent writes kept 15 without it); on object storage the last writer wins.
 
         Raises:
             ArtifactWriteError: it could not be read or written.
@@ -183,13 +183,16 @@ class ConversationStore:
         if not isinstance(fs, LocalFileSystem):
             yield
             return
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(f"{path}.lock", "w") as handle:
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        # The lock is the conversations folder itself: no lock file is left beside the
+        # conversations (a lock file removed after use would let two writers lock two files).
+        handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
             fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+            yield
+        finally:
+            os.close(handle)  # closing releases the lock
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,19 @@ def check_request(question: object, settings: Settings, *, model: object = None,
             raise RequestError("conversation", str(error)) from None
     return QuestionRequest(text, chosen, model if isinstance(model, str) else None,
                            conversation if isinstance(conversation, str) else None)
+
+
+RUN_NAME_CHARS = 80
+"""The longest question shown whole as a run's name; a longer one ends in an ellipsis."""
+
+
+def run_name(question: object) -> str:
+    r"""A question run's name on the dashboard: the question on one line (or the case id).
+
+    >>> run_name("How many  airports\nare in Texas?")
+    'How many airports are in Texas?'
+    >>> len(run_name("x " * 100)), run_name("x " * 100)[-1]
+    (80, '…')
+    """
+    text = " ".join(str(question).split()) or "question"
+    return text if len(text) <= RUN_NAME_CHARS else text[:RUN_NAME_CHARS - 1].rstrip() + "…"

@@ -241,6 +241,14 @@ def decide_after_failure(state: ExecutionState, step_id: str, failure: StepFailu
             transition=Transition.REPAIR, target=upstream, required_fields=absent,
             reason=f"{step_id} needs {', '.join(absent)}, which {upstream} does not export",
         )
+    repeats = _repeats(state, step_id, failure)
+    if repeats == "plan":
+        return _terminate(f"{step_id} failed with the same error under a new plan: "
+                          f"{_short(failure.message)}")
+    if repeats == "step":
+        return _replan_or_terminate(
+            state, f"{step_id} failed twice with the same error; revising it that way again "
+                   f"would repeat it: {_short(failure.message)}")
     if step.attempts < state.limits.max_step_attempts:
         return Decision(transition=Transition.REVISE, target=step_id,
                         reason=f"{step_id} failed: {_short(failure.message)}")
@@ -248,6 +256,21 @@ def decide_after_failure(state: ExecutionState, step_id: str, failure: StepFailu
         state, f"{step_id} failed {step.attempts} times (limit "
                f"{state.limits.max_step_attempts}); last error: {_short(failure.message)}"
     )
+
+
+def _repeats(state: ExecutionState, step_id: str, failure: StepFailure) -> str | None:
+    """``plan``/``step``: ``failure`` ended a run of ``step_id`` of an earlier plan/the last one.
+
+    The same error again is deterministic: revising (or replanning) that way would repeat it.
+    """
+    step, tail = state.steps[step_id], f": {failure.kind}: {_short(failure.message)}"
+    if any(line.endswith(tail) and f", {step_id} attempt " in line
+           and not line.startswith(f"plan {state.plan_number},") for line in state.tried):
+        return "plan"
+    last = step.failures[-2] if len(step.failures) > 1 else None
+    same = last is not None and (last.kind, _short(last.message)) == (
+        failure.kind, _short(failure.message))
+    return "step" if same else None
 
 
 def decide_after_review(state: ExecutionState, review: Review) -> Decision:

@@ -176,7 +176,7 @@ def _serve(settings: Settings, answer_flow: Flow[..., Any] | None, limit: int | 
         PREFECT_LOCAL_STORAGE_PATH: settings.prefect_home / "storage",
         PREFECT_RESULTS_PERSIST_BY_DEFAULT: True,
     }):
-        deployments = [answer_deployment(answer_flow)]
+        deployments = [answer_deployment(answer_flow, settings)]
         nightly = benchmark_deployment(settings)
         if nightly is not None:
             deployments.append(nightly)

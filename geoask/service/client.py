@@ -157,7 +157,8 @@ def ask_via_api(question: str, *, variant: str | None = None, model: str | None 
                 settings: Settings | None = None, conversation: str | None = None) -> Any:
     """Run deployment ``answer-question`` for ``question`` and return its ``QuestionResult``.
 
-    ``model``/``variant`` None leave the choice to the serving process's settings;
+    ``model``/``variant`` None leave the choice to the deployment's defaults (the serving
+    process's ``GEOASK_MODEL``, else ``reference``; ``GEOASK_VARIANT``);
     ``conversation`` makes the question that conversation's next turn.
 
     Raises:
@@ -171,8 +172,9 @@ def ask_via_api(question: str, *, variant: str | None = None, model: str | None 
     settings = settings or get_settings()
     result = run_deployment_and_wait(
         f"{ANSWER_DEPLOYMENT}/{ANSWER_DEPLOYMENT}",
-        {"question": question, "variant": variant, "model": model,
-         **({"conversation": conversation} if conversation else {})},
+        {name: value for name, value in (("question", question), ("variant", variant),
+                                         ("model", model), ("conversation", conversation))
+         if value is not None},  # None: the deployment's default (the served model, variant)
         settings.api_run_timeout_s, settings=settings)
     if isinstance(result, dict):
         result = QuestionResult.model_validate(result)

@@ -27,7 +27,9 @@ from prefect import Flow
 from prefect.deployments.runner import EntrypointType, RunnerDeployment
 
 from geoask.errors import ServiceError
-from geoask.settings import Settings
+from geoask.models.served import OFFLINE_MODELS, allowed_models
+from geoask.run.variants import Variant
+from geoask.settings import Settings, get_settings
 
 ANSWER_DEPLOYMENT: Final = "answer-question"
 BENCHMARK_DEPLOYMENT: Final = "nightly-benchmark"
@@ -35,6 +37,17 @@ ANSWER_ENTRYPOINT: Final = "flows.answer_question:answer_question"
 BENCHMARK_ENTRYPOINT: Final = "flows.run_benchmark:run_benchmark"
 ANSWER_PARAMETERS: Final = ("question", "model", "variant", "conversation")
 """Parameters of ``answer-question`` on the UI's run form (``services`` is in-process only)."""
+FORM_HELP: Final[dict[str, str]] = {
+    "question": "The question about the data, in plain language (or a benchmark case id "
+                "with the reference model).",
+    "model": "Model of every agent: one the server offers. 'reference' replays the "
+             "benchmark's verified programs offline (benchmark questions only).",
+    "variant": "Pipeline variant: FULL (the default design), POSTGIS, NO_STCA, NO_PLANNER, "
+               "BASE, REACT or PLAN_EXECUTE.",
+    "conversation": "A conversation id (letters, digits, _.-): the question is that "
+                    "conversation's next turn. Empty: a standalone question.",
+}
+"""Help text of each run-form parameter (plain text: the dashboard shows no reST markup)."""
 
 REPOSITORY_ROOT: Final = Path(__file__).resolve().parents[2]
 logger = logging.getLogger(__name__)
@@ -109,23 +122,66 @@ def entrypoint_type(flow: Flow[..., Any]) -> EntrypointType:
     return EntrypointType.MODULE_PATH if same else EntrypointType.FILE_PATH
 
 
-def answer_deployment(flow: Flow[..., Any] | None = None) -> RunnerDeployment:
+def answer_form(schema: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The run form of ``answer-question``: its parameters, plain help, the allowed choices.
+
+    ``model`` lists the models the server offers (:func:`geoask.models.served.allowed_models`)
+    and defaults to the served default (``GEOASK_MODEL``, else the offline ``reference``);
+    ``variant`` lists the variants and defaults to ``GEOASK_VARIANT``.
+    """
+    form = form_schema(schema, ANSWER_PARAMETERS)
+    models = allowed_models(settings)
+    choices = {"model": (models, served_default_model(settings)),
+               "variant": ([v.value for v in Variant], settings.variant)}
+    properties = {}
+    for name, spec in form["properties"].items():
+        spec = {"title": spec.get("title", name), "position": spec.get("position"),
+                "description": FORM_HELP[name],
+                **({"type": "string"} if name != "conversation" else
+                   {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None})}
+        if name in choices:
+            values, default = choices[name]
+            spec.update(enum=values, default=default)
+        properties[name] = {k: v for k, v in spec.items() if v is not None or k == "default"}
+    return {**form, "properties": properties}
+
+
+def form_defaults(flow: Flow[..., Any], settings: Settings) -> dict[str, Any]:
+    """The deployment's default ``model`` and ``variant``, for the parameters ``flow`` takes."""
+    import inspect
+
+    accepted = set(inspect.signature(flow.fn).parameters)
+    wanted = {"model": served_default_model(settings), "variant": settings.variant}
+    return {name: value for name, value in wanted.items() if name in accepted}
+
+
+def served_default_model(settings: Settings) -> str:
+    """The model a run started with only a question gets: ``GEOASK_MODEL``, else ``reference``."""
+    return settings.model or OFFLINE_MODELS[0]
+
+
+def answer_deployment(flow: Flow[..., Any] | None = None,
+                      settings: Settings | None = None) -> RunnerDeployment:
     """The ``answer-question`` deployment of ``flow`` (default: the question flow).
 
-    The flow is named by module path when it is importable so (see :func:`entrypoint_type`).
+    The flow is named by module path when it is importable so (see :func:`entrypoint_type`);
+    its run form is :func:`answer_form` (``settings``: the serving process's, default the
+    process-wide settings).
     """
     flow = flow or load_flow(ANSWER_ENTRYPOINT)
+    settings = settings or get_settings()
     # to_deployment is sync-compatible: called outside an event loop it returns the deployment.
     deployment = cast(RunnerDeployment, flow.to_deployment(
         name=ANSWER_DEPLOYMENT, tags=["geoask", "question"],
         entrypoint_type=entrypoint_type(flow),
+        parameters=form_defaults(flow, settings),
         description="Answer a question about the PostGIS data: intent, schema, plan, SQL/"
                     "Python steps, review, answer. Parameters: question, model, variant, "
                     "conversation.",
     ))
     schema = deployment._parameter_openapi_schema
     deployment._parameter_openapi_schema = type(schema).model_validate(
-        form_schema(schema.model_dump(), ANSWER_PARAMETERS))
+        answer_form(schema.model_dump(), settings))
     return deployment
 
 

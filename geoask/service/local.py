@@ -112,7 +112,8 @@ def start_background(settings: Settings) -> ServerState:
             ``GEOASK_SERVER_START_TIMEOUT_S`` (+30 s for the database); the message names the log.
 
     """
-    from geoask.service.server import free_port, port_is_free
+    from geoask.base.ports import port_is_free
+    from geoask.service.server import free_port
 
     port = settings.server_port if port_is_free(settings.server_port) else free_port()
     log_path = settings.prefect_home / SERVE_LOG
@@ -246,7 +247,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     )
 
     from geoask.base.console import quiet_console
-    from geoask.records import artifact_publisher
+    from geoask.records import artifact_publisher, background_writes
     from geoask.run.stops import crash_runs_on_stop
     from geoask.service.server import plain_http_ca_file
 
@@ -270,6 +271,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
         finally:
             if wait_for_artifacts:
                 artifact_publisher.flush(ARTIFACT_FLUSH_S)
+                background_writes.flush(ARTIFACT_FLUSH_S)
 
 
 def _live_state(settings: Settings) -> ServerState | None:

@@ -26,10 +26,9 @@ from types import TracebackType
 
 import httpx
 
+from geoask.base.ports import LOOPBACK, port_is_free, taken_port_message
 from geoask.errors import ServiceError
 from geoask.settings import Settings
-
-LOOPBACK = "127.0.0.1"
 
 
 def sqlite_database_url(settings: Settings) -> str:
@@ -163,12 +162,6 @@ def server_environment(
     return environment
 
 
-def port_is_free(port: int, host: str = LOOPBACK) -> bool:
-    """True when nothing listens on ``host:port``."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        return probe.connect_ex((host, port)) != 0
-
-
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now (tests start servers on it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -232,8 +225,8 @@ class PrefectServer:
 
         """
         if not port_is_free(self.port):
-            raise ServiceError(f"port {self.port} on {LOOPBACK} is already in use; stop what "
-                               "listens there or set GEOASK_SERVER_PORT to another port")
+            raise ServiceError(taken_port_message(self.port, "GEOASK_SERVER_PORT",
+                                                  "geoask server"))
         self.settings.prefect_home.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         begin = time.perf_counter()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -146,8 +146,28 @@ def invalid_settings_message(error: ValidationError) -> str:
     problems = []
     for item in error.errors():
         name = "GEOASK_" + "_".join(str(part) for part in item["loc"]).upper()
-        problems.append(f"{name}={os.environ.get(name, item.get('input'))!r}: {item['msg']}")
+        problems.append(f"{name}={os.environ.get(name, item.get('input'))!r}: "
+                        f"{expected_text(item)}")
     return "invalid setting: " + "; ".join(problems)
+
+
+def expected_text(item: Mapping[str, Any]) -> str:
+    """What a setting must be, in plain words, from one pydantic error ``item``.
+
+    >>> expected_text({"type": "literal_error", "msg": "Input should be 'a' or 'b'",
+    ...                "ctx": {"expected": "'a' or 'b'"}})
+    'use one of a, b'
+    >>> expected_text({"type": "value_error", "msg": "Value error, too big"})
+    'too big'
+    >>> expected_text({"type": "int_parsing", "msg": "Input should be a valid integer"})
+    'expected a valid integer'
+    """
+    expected = (item.get("ctx") or {}).get("expected")
+    if item.get("type") in ("literal_error", "enum") and expected:
+        choices = [c.strip().strip("'\"") for c in str(expected).replace(" or ", ", ").split(",")]
+        return "use one of " + ", ".join(c for c in choices if c)
+    message = str(item.get("msg", "")).removeprefix("Value error, ")
+    return message.replace("Input should be", "expected", 1)
 
 
 def settings_table() -> str:

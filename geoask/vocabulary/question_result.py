@@ -32,6 +32,9 @@ class QuestionResult(BaseModel):
         artifact_folder: fsspec URL of the run's artifact folder.
         flow_run_id: the Prefect flow run (its artifacts are in the UI), when known.
         maps: URLs of the answer maps (``map.png``, ``map.html``) when some were drawn.
+        geopackage: URL of ``layers.gpkg``, every layer of the run in its native CRS, when
+            the run registered one.
+        dashboard_url: the flow run's page in the Prefect UI, when known.
         conversation: the conversation id when the run was a conversation turn.
         turn: its turn number in that conversation.
         reused: refs of earlier turns' artifacts it read instead of querying again.
@@ -48,6 +51,8 @@ class QuestionResult(BaseModel):
     artifact_folder: str
     flow_run_id: str | None = None
     maps: list[str] = Field(default_factory=list)
+    geopackage: str | None = None
+    dashboard_url: str | None = None
     conversation: str | None = None
     turn: int | None = None
     reused: list[str] = Field(default_factory=list)

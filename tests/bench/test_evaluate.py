@@ -377,7 +377,7 @@ def test_score_case_correct_first_path():
 
 
 def test_recovered_case_counts_for_ssa_not_fepsr():
-    log = log_of(retries=1, tools=(("executor", "error", "undefined_column error: x"),
+    log = log_of(retries=1, tools=(("executor", "error", "undefined_column: x"),
                                    ("executor", "ok", "rows")))
     score = score_case(SCALAR_COUNT, answer("scalar", scalar(209)), log)
     assert score.ssa and not score.first_path_success
@@ -440,9 +440,9 @@ def test_from_dict_names_missing_fields():
 # --- root causes ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("tool", "detail", "cause"), [
-    ("executor", "undefined_column error at line 1, col 8: column x", RootCause.SCHEMA_GROUNDING),
-    ("executor", "undefined_table error: relation demo.x", RootCause.SCHEMA_GROUNDING),
-    ("executor", "grouping error: must appear in GROUP BY", RootCause.SQL_LOGIC),
+    ("executor", "undefined_column at line 1, col 8: column x", RootCause.SCHEMA_GROUNDING),
+    ("executor", "undefined_table: relation demo.x", RootCause.SCHEMA_GROUNDING),
+    ("executor", "grouping: must appear in GROUP BY", RootCause.SQL_LOGIC),
     ("guard", "rule query_only: only SELECT", RootCause.SQL_LOGIC),
     ("guard", "rule spatial_policy: ST_Distance is computed in Python", RootCause.PLANNING_ROUTING),
     ("sandbox", "missing_field: 'pop' is not in rows.json", RootCause.ARTIFACT_SPATIAL),

@@ -150,3 +150,14 @@ def test_empty_report_renders_and_writes(tmp_path):
     files = write_report(report, tmp_path)
     assert (tmp_path / "report.csv").read_text() == ""
     assert files.chart.endswith(".png")
+
+
+def test_a_resumed_run_names_its_wall_time_apart_from_the_summed_question_time():
+    # after `make demo`, `bench --limit 5` resumed all 5: the time is the saved runs' own
+    report = summarize([score("t-001")], CASES,
+                       meta={"ran": 0, "resumed": 5, "wall_time_s": 0.41})
+    text = render_markdown(report)
+    assert ("Wall time of this invocation: 0.4 s; questions run now: 0, resumed from saved "
+            "runs: 5.") in text
+    assert "Question time: " in text and " s summed over 1 question runs" in text
+    assert "\nTime: " not in text

@@ -36,3 +36,10 @@ def test_chat_lists_the_history_and_says_how_to_continue(artifact_root):
     assert "conversation sids (1 earlier turns)" in result.output
     assert "turn 1: Which counties? -> answered: 10 counties." in result.output
     assert "continue with: geoask chat --conversation sids" in result.output
+
+
+def test_chat_ends_cleanly_at_end_of_input(artifact_root):
+    result = CliRunner().invoke(app, ["chat", "--conversation", "eof"], input="")
+    assert result.exit_code == 0, result.output
+    # Ctrl-D leaves the prompt's line; the closing hint starts a line of its own
+    assert result.output.splitlines()[-1] == "continue with: geoask chat --conversation eof"

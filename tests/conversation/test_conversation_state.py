@@ -3,6 +3,8 @@ prompt blocks (absent for a standalone question), and the planner's reuse rules.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents.intent import IntentDeps
@@ -81,6 +83,8 @@ def test_turns_run_at_once_get_their_own_numbers_and_are_all_kept(tmp_path):
     assert [t.number for t in turns] == list(range(1, 21))
     assert {t.status for t in turns} == {"answered"}
     assert sorted(t.run_id for t in turns) == sorted(f"p{n}" for n in range(1, 21))
+    folder = Path(ConversationStore(str(tmp_path)).url("race")).parent
+    assert sorted(p.name for p in folder.iterdir()) == ["race.json"]  # no lock file left
 
 
 @pytest.mark.parametrize("bad", ["", "../etc", "a b", "-x", "x" * 65, "abc\n", None])

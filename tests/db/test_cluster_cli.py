@@ -67,7 +67,9 @@ def test_port_taken_gives_a_clear_error(database, tmp_path):
     assert result.returncode == 1
     assert f"port {database.settings.db_port} on 127.0.0.1 is used by another program" in (
         result.stderr)
+    assert "export GEOASK_DB_PORT=" in result.stderr  # a port free right now, named
     assert "Traceback" not in result.stderr
+    assert not (tmp_path / "clash" / "postgres" / "pgdata" / "PG_VERSION").exists()  # no initdb
 
 
 def test_down_stops_the_recorded_prefect_server_first(cli, tmp_path):

@@ -114,13 +114,19 @@ def test_prefect_artifacts_have_stable_keys(make_services):
 
 
 def test_cli_report_shows_answer_evidence_and_artifacts(make_services, reader):
+    from geoask.base.answer_text import rounded
     from geoask.base.result_view import result_text as format_result
 
     expected = BY_NAME["temporal_comparison"].expected(reader)
     result, services = run_case("temporal_comparison", make_services)
     text = format_result(result)
-    assert text.startswith("Per-capita income in Mississippi rose from "
-                           f"{expected['income_1929']} USD")
-    assert f'"change_pct": {expected["change_pct"]}' in text
+    # a headline written from the payload, then the answer agent's summary, then the table
+    headline, summary = text.splitlines()[:2]
+    assert headline.startswith(f"income_1929 {expected['income_1929']}, ")
+    assert summary.startswith("Per-capita income in Mississippi rose from "
+                              f"{expected['income_1929']} USD")
+    table = text.split("answer (object):\n")[1].split("\n\n")[0].splitlines()
+    assert "change_pct" in table[0].split()
+    assert str(rounded(expected["change_pct"], "pct")) in table[1].split()
     assert "sql-1: income_change: 1 rows" in text
     assert f"artifacts: {services.store.folder}" in text

@@ -8,6 +8,7 @@ notebook and terminal views.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -37,9 +38,10 @@ def test_importing_geoask_and_its_api_pulls_in_no_heavy_library(statement):
 
 
 def test_the_package_offers_ask_and_nothing_it_does_not_have():
-    from geoask.app.api import ask
+    from geoask.app.api import ask, ask_async
 
     assert geoask.ask is ask and "ask" in geoask.__all__
+    assert geoask.ask_async is ask_async and "ask_async" in geoask.__all__
     with pytest.raises(AttributeError, match="no attribute 'asks'"):
         _ = geoask.asks  # type: ignore[attr-defined]
 
@@ -63,12 +65,28 @@ def test_bad_input_is_a_clear_configuration_error(kwargs, message):
         geoask.ask(**kwargs)
 
 
+def test_inside_a_running_event_loop_ask_and_ask_async_run_and_raise_as_in_a_script():
+    async def both() -> list[str]:
+        messages = []
+        for call in (lambda: geoask.ask("   ", model="reference"),
+                     lambda: asyncio.wait_for(geoask.ask_async("   ", model="reference"), 60)):
+            with pytest.raises(ConfigurationError) as caught:
+                outcome = call()
+                if asyncio.iscoroutine(outcome):
+                    await outcome
+            messages.append(str(caught.value))
+        return messages
+
+    assert asyncio.run(both()) == ["the question is empty; ask something about the data"] * 2
+
+
 def test_without_a_model_ask_says_what_to_set(monkeypatch):
     monkeypatch.delenv("GEOASK_MODEL", raising=False)
     get_settings.cache_clear()
     try:
-        with pytest.raises(ConfigurationError, match="GEOASK_MODEL"):
+        with pytest.raises(ConfigurationError, match="GEOASK_MODEL") as caught:
             geoask.ask("How many airports are in Texas?")
+        assert "--model reference" in str(caught.value)
     finally:
         get_settings.cache_clear()
 

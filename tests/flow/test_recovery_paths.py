@@ -40,6 +40,12 @@ RANK_QUESTION = "Which five states had the highest per-capita income in 1950?"
 BAD_COLUMN_SQL = RANK_SQL.replace("i.per_capita_income_usd DESC", "i.income DESC")
 
 
+def bad_drafts(count: int) -> list:
+    """Drafts that each fail differently (a different unknown column): bounds, not repeats."""
+    return [draft(("top_states", RANK_SQL.replace("i.per_capita_income_usd DESC",
+                                                  f"i.income_{n} DESC"))) for n in range(count)]
+
+
 def rank_intent():
     return intent("states by 1950 per-capita income", OperationIntent.RANK_TOP_K,
                   years=(1950,), top_k=5)
@@ -207,9 +213,8 @@ def test_off_topic_question_is_rejected(make_services):
 
 
 def test_a_bound_exhausted_gives_an_honest_failure(make_services):
-    bad = draft(("top_states", BAD_COLUMN_SQL))
     scripted = ScriptedModel({
-        "intent": [rank_intent()], "planner": [rank_plan(), rank_plan()], "sql": [bad] * 6,
+        "intent": [rank_intent()], "planner": [rank_plan(), rank_plan()], "sql": bad_drafts(6),
     })
     services = make_services(scripted, flow_max_replans=1)
     result = answer_question(RANK_QUESTION, services=services)
@@ -227,14 +232,26 @@ def test_a_bound_exhausted_gives_an_honest_failure(make_services):
 
 
 def test_step_budget_bounds_the_run(make_services):
-    bad = draft(("top_states", BAD_COLUMN_SQL))
     scripted = ScriptedModel({"intent": [rank_intent()], "planner": [rank_plan()] * 3,
-                              "sql": [bad] * 4})
+                              "sql": bad_drafts(4)})
     result = answer_question(RANK_QUESTION,
                              services=make_services(scripted, flow_max_step_runs=4))
     assert result.status == "failed"
     assert result.transitions == ["revise", "revise", "replan", "terminate"]
     assert "step budget of 4 step runs" in result.message
+
+
+def test_the_same_error_twice_is_not_revised_again_and_not_after_a_new_plan(make_services):
+    # Attack pass: a chat follow-up ran 9 attempts repeating one deterministic error.
+    bad = draft(("top_states", BAD_COLUMN_SQL))
+    scripted = ScriptedModel({
+        "intent": [rank_intent()], "planner": [rank_plan(), rank_plan()], "sql": [bad] * 6,
+    })
+    result = answer_question(RANK_QUESTION, services=make_services(scripted))
+    assert result.status == "failed"
+    assert result.transitions == ["revise", "replan", "terminate"]
+    assert "failed with the same error under a new plan" in result.message
+    assert scripted.roles_called().count("sql") == 3
 
 
 def test_a_model_endpoint_failure_ends_the_run_at_once(make_services):

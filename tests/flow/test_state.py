@@ -229,3 +229,23 @@ def test_plan_execute_replans_on_any_failure_within_its_bounds(replans, step_run
     decision = plan_execute_decision(state, "sql-1", "bad   column")
     assert decision.transition is transition and says in decision.reason
     assert decision.target is None  # never a revise or repair of the step itself
+
+
+def test_the_same_error_twice_stops_revising_that_way():
+    # Attack pass: a chat follow-up ran 9 attempts repeating one deterministic error.
+    failure = StepFailure(kind="sandbox", message="ModuleNotFoundError: No module named 'x'")
+    state = state_with(done=("sql-1",), attempts={"sql-1": 1, "python-1": 1})
+    state = step_failed(state, "python-1", failure)
+    assert decide_after_failure(state, "python-1", failure).transition is Transition.REVISE
+    other = StepFailure(kind="sandbox", message="ZeroDivisionError")
+    assert decide_after_failure(step_failed(step_started(state, "python-1"), "python-1", other),
+                                "python-1", other).transition is Transition.REVISE
+    state = step_failed(step_started(state, "python-1"), "python-1", failure)
+    decision = decide_after_failure(state, "python-1", failure)
+    assert decision.transition is Transition.REPLAN and "same error" in decision.reason
+    replanned = with_plan(apply_decision(state, decision), TWO_STEPS)
+    replanned = step_started(step_succeeded(step_started(replanned, "sql-1"), "sql-1",
+                                            [INCIDENTS], "ok"), "python-1")
+    replanned = step_failed(replanned, "python-1", failure)
+    decision = decide_after_failure(replanned, "python-1", failure)
+    assert decision.transition is Transition.TERMINATE and "new plan" in decision.reason

@@ -248,13 +248,16 @@ def test_ask_refuses_a_question_that_is_not_utf8():
     (["ask", "Which airport? " * 300, "--model", "reference"], "one shorter question"),
     (["ask", "How many airports?", "--variant", "WEIRD"], "unknown variant 'WEIRD'"),
     (["bench", "--variant", "WEIRD", "--limit", "1"], "unknown variant 'WEIRD'"),
+    # refused before the server starts or runs anything (it refused after a failed run)
+    (["bench", "--via-api", "--model", "reference", "--limit", "1", "--out", "/tmp/elsewhere"],
+     "out_dir '/tmp/elsewhere' is outside the folders this server serves"),
 ])
 def test_usage_errors_exit_2_before_any_work(arguments, message):
     from geoask.app.cli import app
 
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 2, result.output
-    assert message in " ".join(result.output.split())
+    assert message in " ".join(result.output.replace("│", " ").split())
 
 
 def test_bench_with_an_unusable_model_fails_before_running_anything(tmp_path, monkeypatch):

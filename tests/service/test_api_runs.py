@@ -98,7 +98,9 @@ def test_flow_run_page_has_the_stages_and_artifacts(served, api_run):
     assert "| " in sql and "|---|" in sql  # the previews as markdown tables
     assert "import" in by_key["python-1-script"]["data"]
     assert "Sandbox run: success" in by_key["python-1-script"]["data"]
+    assert "error: `null`" not in by_key["python-1-script"]["data"]  # no error, no error line
     summary = by_key["run-summary"]["data"]
+    assert "[map.html](<file://" in summary and "[map.png](<file://" in summary  # links
     assert api_run.message.split()[0] in summary
     assert "data:image/png;base64," in summary
     rows = {line.split("|")[1].strip(): line.split("|")[2:-1]

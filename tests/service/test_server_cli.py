@@ -10,7 +10,8 @@ import time
 
 from harness import GEOASK, ROOT, drop_server_database, server_database
 
-from geoask.service.server import api_url_for, free_port, is_healthy, port_is_free
+from geoask.base.ports import port_is_free
+from geoask.service.server import api_url_for, free_port, is_healthy
 
 
 def test_server_starts_healthy_and_stops_cleanly(tmp_path):
@@ -79,5 +80,6 @@ def test_a_taken_port_is_one_error_and_no_stopped_line(tmp_path):
                               capture_output=True, text=True, timeout=120, check=False,
                               env={**os.environ, "GEOASK_SERVER_HOME": str(tmp_path)})
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
+    assert f"port {port} on 127.0.0.1 is used by another program; set GEOASK_SERVER_PORT" in (
+        done.stderr)
     assert "stopped" not in done.stdout  # nothing had started (attack finding)

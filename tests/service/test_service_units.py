@@ -78,7 +78,9 @@ def test_start_refuses_a_taken_port(tmp_path):
         listener.listen()
         port = listener.getsockname()[1]
         prefect_server = server.PrefectServer(Settings(home=tmp_path), port=port)
-        with pytest.raises(ServiceError, match=rf"port {port} .* already in use"):
+        with pytest.raises(ServiceError, match=rf"port {port} .* used by another program; set "
+                                               r"GEOASK_SERVER_PORT to a free port \(e\.g\. "
+                                               r"export GEOASK_SERVER_PORT=\d+\)"):
             prefect_server.start()
 
 
@@ -350,3 +352,28 @@ def test_geoask_ask_with_a_bad_certificate_file_says_so_in_one_line(tmp_path):
     assert done.returncode != 0
     assert done.stderr.strip() == (f"error: SSL_CERT_FILE={garbage}: not a PEM certificate "
                                    "bundle; point it at a PEM file of CA certificates or unset it")
+
+
+def test_the_run_form_offers_the_served_models_with_the_default_and_plain_help():
+    settings = Settings(model="openai:gpt-4o", variant="POSTGIS")
+    deployment = deployments.answer_deployment(settings=settings)
+    properties = deployment._parameter_openapi_schema.model_dump()["properties"]
+    assert properties["model"]["enum"] == ["reference", "reference-faulty", "openai:gpt-4o"]
+    assert properties["model"]["default"] == "openai:gpt-4o"
+    assert properties["variant"]["default"] == "POSTGIS"
+    assert "REACT" in properties["variant"]["enum"]
+    assert deployment.parameters == {"model": "openai:gpt-4o", "variant": "POSTGIS"}
+    help_texts = [spec["description"] for spec in properties.values()]
+    assert all(text and ":mod:" not in text and "``" not in text and ":class:" not in text
+               for text in help_texts)
+    unconfigured = deployments.answer_deployment(settings=Settings(model=None))
+    assert unconfigured.parameters["model"] == "reference"  # a run with only a question works
+
+
+def test_question_runs_are_named_after_their_question():
+    from flows.answer_question import answer_question
+    from geoask.run.request import run_name
+
+    assert answer_question.flow_run_name is not None and ":mod:" not in answer_question.description
+    assert run_name("airports-006") == "airports-006"
+    assert run_name("Which airport is nearest\n to JFK?") == "Which airport is nearest to JFK?"

@@ -157,6 +157,19 @@ def test_cli_check_policy_and_contract_options():
     assert result.exit_code == 2 and "topk_contract" in result.output
 
 
+@pytest.mark.parametrize("where", ["--policy", "GEOASK_SQL_POLICY"])
+def test_an_unknown_policy_is_one_plain_usage_line_naming_the_choices(where, monkeypatch):
+    if where == "--policy":
+        result = CliRunner().invoke(app, ["sql", "check", "--policy", "weird"], input="SELECT 1")
+    else:
+        monkeypatch.setenv(where, "weird")
+        result = CliRunner().invoke(app, ["sql", "check"], input="SELECT 1")
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 2
+    assert "'weird' is no spatial policy; use one of separated, postgis" in text
+    assert "Value error" not in text and "Input should be" not in text
+
+
 def test_cli_check_missing_file_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(app, ["sql", "check", str(tmp_path / "nope.sql")])
     assert isinstance(result.exception, GeoaskError)

@@ -34,7 +34,7 @@ from geoask.cases.loader import (
 from geoask.cases.projection import ProjectionError
 from geoask.cases.runner import ProgramFailedError, ProgramRunner
 from geoask.errors import BenchmarkCaseError, ConfigurationError
-from geoask.settings import get_settings
+from geoask.settings import Settings, get_settings
 from geoask.sql.context import SpatialPolicy
 
 app = typer.Typer(
@@ -226,6 +226,7 @@ def bench(
         from geoask.service.client import run_deployment_and_wait
         from geoask.service.local import ensure_server
 
+        _check_served(parameters, settings)
         ensure_server(settings, deployment="nightly-benchmark")
 
         summary = run_until_stopped(
@@ -249,6 +250,28 @@ def bench(
     typer.echo(f"runs:   {folder}/runs/ (one JSON per question: answer, evidence, execution "
                "log, artifact folder); Prefect UI: flow run-benchmark and its answer-question "
                "subflow runs (artifacts benchmark-report, benchmark-summary)")
+
+
+def _check_served(parameters: dict[str, Any], settings: Settings) -> None:
+    """Refuse, before any server work, paths and a model geoask's own server would refuse.
+
+    Only for geoask's own server of this home (its settings are these); another server
+    (``GEOASK_SERVER_API_URL``, ``PREFECT_API_URL``) judges by its own.
+    """
+    from geoask.models.served import check_served_model, check_served_paths
+    from geoask.service.local import explicit_api_url
+
+    if explicit_api_url(settings):
+        return
+    try:
+        check_served_paths(parameters["tasks_file"], parameters["out_dir"], settings)
+    except ConfigurationError as error:
+        hint = "--out" if str(error).startswith("out_dir") else "--tasks-file"
+        raise typer.BadParameter(str(error), param_hint=hint) from None
+    try:
+        check_served_model(parameters["model"], settings)
+    except ConfigurationError as error:
+        raise typer.BadParameter(str(error), param_hint="--model") from None
 
 
 def _run_with_progress(parameters: dict[str, Any], folder: Path) -> dict[str, Any]:

@@ -26,8 +26,19 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+def _policy(value: str | None) -> SpatialPolicy | None:
+    """``--policy`` as a :class:`SpatialPolicy`; an unknown one is one usage line."""
+    if value is None:
+        return None
+    try:
+        return SpatialPolicy(value.strip().lower())
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is no spatial policy; use one of "
+                                 f"{', '.join(p.value for p in SpatialPolicy)}") from None
+
+
 POLICY_OPTION = typer.Option(
-    None, "--policy", envvar="GEOASK_SQL_POLICY", case_sensitive=False,
+    None, "--policy", envvar="GEOASK_SQL_POLICY", parser=_policy, metavar="[separated|postgis]",
     help="Spatial policy: 'separated' (default; spatial computation is done in Python) or "
     "'postgis' (spatial computation in SQL allowed).",
 )

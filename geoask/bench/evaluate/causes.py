@@ -56,7 +56,7 @@ _ARTIFACT_SANDBOX_KINDS = ("missing_field", "protocol")
 def tool_failure_cause(tool: str, detail: str) -> RootCause:
     """Root cause of a failed tool use, from its tool name and detail text.
 
-    >>> tool_failure_cause("executor", "undefined_column error at line 1, col 8: ...").value
+    >>> tool_failure_cause("executor", "undefined_column at line 1, col 8: ...").value
     'schema_grounding'
     >>> tool_failure_cause("sandbox", "missing_field: KeyError 'pop'").value
     'artifact_spatial_semantics'

@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from geoask.base.answer_text import headline
 from geoask.cases.model import AnswerType as CaseAnswerType
 from geoask.cases.model import BenchmarkCase, Projection
 from geoask.cases.model import SqlStatement as CaseStatement
@@ -103,20 +104,17 @@ def case_answer(case: BenchmarkCase, prompt: str) -> FinalAnswer | AnswerRefusal
 
 
 def answer_summary(case: BenchmarkCase, projected: Any) -> str:
-    """One sentence for the user: the value with its unit, or how many entries the answer has.
+    """One sentence for the user: the answer's headline, and where it comes from.
+
+    The headline is written from the answer payload as ``geoask ask`` heads it
+    (:func:`geoask.base.answer_text.headline`).
 
     >>> from geoask.cases.model import AnswerContract
     >>> c = BenchmarkCase.model_construct(id="x-001", answer=AnswerContract(
     ...     answer_type="scalar", projection=Projection(value_field="n", unit="km")))
     >>> answer_summary(c, 12.5)
-    'n: 12.5 km (verified program of benchmark case x-001).'
+    '12.5 km (verified program of benchmark case x-001).'
     """
-    projection = case.answer.projection
-    unit = f" {projection.unit}" if projection.unit else ""
-    source = f"(verified program of benchmark case {case.id})."
-    if case.answer.answer_type is CaseAnswerType.SCALAR:
-        return f"{projection.value_field}: {projected}{unit} {source}"
-    if isinstance(projected, list) and case.answer.answer_type is not CaseAnswerType.BBOX:
-        return f"{len(projected)} {case.answer.answer_type.value} entries{unit and ','}{unit} " \
-               f"{source}"
-    return f"The {case.answer.answer_type.value} answer{unit} {source}"
+    payload = answer_payload(projected, case.answer.answer_type, case.answer.projection)
+    return (f"{headline(case.answer.answer_type.value, payload)} "
+            f"(verified program of benchmark case {case.id}).")

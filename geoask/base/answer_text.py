@@ -1,0 +1,200 @@
+"""An answer payload as people read it: a one-line headline and a compact table.
+
+Values are rounded by their unit (:data:`UNIT_DECIMALS`: kilometres to the metre, degrees of
+longitude/latitude to about 0.1 m, counts as they are; an unknown unit to four significant
+figures); integers are never rounded. The payload keeps its full precision (``geoask ask
+--json``, ``answer.json``); this is only its view.
+
+>>> headline("ranked_list", {"items": [{"rank": 1, "id": "AK", "value": 263},
+...     {"rank": 2, "id": "TX", "value": 209}], "unit": "count"})
+'2 ranked items: 1. AK 263, 2. TX 209'
+>>> headline("object", {"iata": "LGA", "distance_km": 17.198648306014352, "unit": "km"})
+'iata LGA, distance_km 17.199; unit km'
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any, Final
+
+UNIT_DECIMALS: Final[dict[str, int]] = {
+    "count": 0, "km": 3, "m": 1, "metre": 1, "meter": 1, "metres": 1, "mm": 1, "cm": 1,
+    "mi": 3, "ft": 1, "km2": 2, "km²": 2, "m2": 0, "m²": 0, "ha": 2, "acre": 2,
+    "degree": 6, "degrees": 6, "deg": 6, "°": 6, "%": 1, "percent": 1, "usd": 2, "$": 2,
+    "years": 1, "year": 0, "people/km²": 1, "persons/km²": 1, "pct": 1,
+}
+"""Decimals shown per unit (lower-case keys; a unit not listed: four significant figures)."""
+HEADLINE_ITEMS: Final = 3
+"""Entries a headline names before ``(+N more)``."""
+TABLE_ROWS: Final = 20
+"""Rows the terminal table shows before ``... N more rows``."""
+_ROW_KEYS: Final = ("entities", "items", "records")
+
+
+def rounded(value: Any, unit: str | None = None) -> Any:
+    """``value`` rounded for reading by its ``unit`` (see :data:`UNIT_DECIMALS`).
+
+    >>> rounded(17.198648306014352, "km"), rounded(-73.77892699999, "degree")
+    (17.199, -73.778927)
+    >>> rounded(467.105169), rounded(0.0123456), rounded(3), rounded("x")
+    (467.1, 0.01235, 3, 'x')
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    number = float(value)
+    if not math.isfinite(number) or number == 0:
+        return number
+    decimals = UNIT_DECIMALS.get((unit or "").strip().lower())
+    if decimals is None:
+        decimals = min(6, max(0, 3 - math.floor(math.log10(abs(number)))))
+    result = round(number, decimals)
+    return int(result) if decimals == 0 else result
+
+
+def field_units(payload: Mapping[str, Any]) -> dict[str, str]:
+    """The unit of each value field: a records payload's ``units``, else ``unit`` for values.
+
+    >>> field_units({"records": [], "units": {"area": "km²"}})
+    {'area': 'km²'}
+    >>> field_units({"items": [], "unit": "m"})
+    {'value': 'm'}
+    """
+    units = payload.get("units")
+    if isinstance(units, Mapping):
+        return {str(k): str(v) for k, v in units.items()}
+    unit = payload.get("unit")
+    return {"value": str(unit)} if isinstance(unit, str) and unit else {}
+
+
+def unit_of(name: str, units: Mapping[str, str]) -> str | None:
+    """A field's unit: from ``units``, else a unit its name ends with (``distance_km``).
+
+    >>> unit_of("distance_km", {}), unit_of("change_pct", {}), unit_of("value", {"value": "m"})
+    ('km', 'pct', 'm')
+    """
+    if name in units:
+        return units[name]
+    suffix = name.rsplit("_", 1)[-1].lower() if "_" in name else ""
+    return suffix if suffix in UNIT_DECIMALS else None
+
+
+def answer_rows(payload: Any) -> list[dict[str, Any]]:
+    """The answer payload as table rows (one per entity/item/record; one row for a mapping).
+
+    >>> answer_rows({"items": [{"rank": 1, "id": "TX", "value": 3.5}], "unit": "USD"})
+    [{'rank': 1, 'id': 'TX', 'value': 3.5}]
+    >>> answer_rows({"value": 42, "unit": "count"})
+    [{'value': 42, 'unit': 'count'}]
+    """
+    if isinstance(payload, Mapping):
+        for key in _ROW_KEYS:
+            rows = payload.get(key)
+            if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
+                return [dict(r) for r in rows]
+        return [dict(payload)]
+    if isinstance(payload, list) and all(isinstance(r, Mapping) for r in payload):
+        return [dict(r) for r in payload]
+    return [{"value": payload}]
+
+
+def headline(answer_type: str, payload: Any) -> str:
+    """One line written from the payload: the value with its unit, or the first entries.
+
+    >>> headline("scalar", {"value": 26, "unit": "count"}), headline("scalar", {"value": 2.5})
+    ('26', '2.5')
+    >>> headline("entity_list", {"entities": [{"id": c} for c in "ABCDE"]})
+    '5 entities: A, B, C (+2 more)'
+    >>> headline("bbox", {"bbox": [-160.1, 18.9, -154.8, 22.2]})
+    'bounding box W -160.1, S 18.9, E -154.8, N 22.2 (degrees)'
+    """
+    data = payload if isinstance(payload, Mapping) else {"value": payload}
+    unit = data.get("unit") if isinstance(data.get("unit"), str) else None
+    if answer_type == "scalar":
+        value = rounded(data.get("value"), unit)
+        return f"{value} {unit}" if unit and unit != "count" else str(value)
+    if answer_type == "bbox" and isinstance(data.get("bbox"), list):
+        west, south, east, north = (rounded(v, "degree") for v in data["bbox"])
+        return f"bounding box W {west}, S {south}, E {east}, N {north} (degrees)"
+    if answer_type == "geometry" and isinstance(data.get("geometry"), Mapping):
+        return f"a {data['geometry'].get('type', 'geometry')}"
+    if answer_type in ("entity_list", "ranked_list", "records"):
+        return _list_headline(answer_type, data, unit)
+    fields = ", ".join(f"{k} {_shown(v, unit_of(k, {}))}" for k, v in data.items()
+                       if k != "unit")
+    return fields + (f"; unit {unit}" if unit else "")
+
+
+def _list_headline(answer_type: str, data: Mapping[str, Any], unit: str | None) -> str:
+    rows = answer_rows(data)
+    noun = {"entity_list": "entities", "ranked_list": "ranked items",
+            "records": "records"}[answer_type]
+    if answer_type == "entity_list":
+        shown = [str(row.get("id")) for row in rows[:HEADLINE_ITEMS]]
+    elif answer_type == "ranked_list":
+        suffix = f" {unit}" if unit and unit != "count" else ""
+        shown = [f"{row.get('rank')}. {row.get('id')} {_shown(row.get('value'), unit)}{suffix}"
+                 for row in rows[:HEADLINE_ITEMS]]
+    else:
+        return f"{len(rows)} record{'' if len(rows) == 1 else 's'}"
+    more = f" (+{len(rows) - HEADLINE_ITEMS} more)" if len(rows) > HEADLINE_ITEMS else ""
+    return f"{len(rows)} {noun}: {', '.join(shown)}{more}"
+
+
+def _shown(value: Any, unit: str | None) -> str:
+    return str(rounded(value, unit))
+
+
+def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
+                  max_rows: int = TABLE_ROWS) -> str:
+    """The payload as an aligned text table, values rounded by their unit.
+
+    Args:
+        payload: the answer's ``data_payload``.
+        labels: a name for each code (``{"37063": "Durham"}``), shown in a ``name`` column
+            beside ``id``.
+        max_rows: rows shown before ``... N more rows (--json for all)``.
+
+    >>> print(payload_table({"items": [{"rank": 1, "id": "06", "value": 1.23456}],
+    ...     "unit": "km"}, {"06": "California"}))
+    rank  id  name        value [km]
+       1  06  California       1.235
+
+    """
+    data = payload if isinstance(payload, Mapping) else {"value": payload}
+    units = field_units(data)
+    rows = answer_rows(payload)
+    columns = [c for c in dict.fromkeys(k for row in rows for k in row)
+               if not (len(rows) == 1 and c in ("unit", "units"))]
+    if labels and "id" in columns:
+        columns.insert(columns.index("id") + 1, "name")
+        rows = [{**row, "name": labels.get(str(row.get("id")), "")} for row in rows]
+    shown = rows[:max_rows]
+    cells = [[_cell(row.get(c), unit_of(c, units)) for c in columns] for row in shown]
+    heads = [c + (f" [{units[c]}]" if c in units else "") for c in columns]
+    numeric = [all(isinstance(row.get(c), numbers.Number) for row in shown if row.get(c)
+                   is not None) for c in columns]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
+    lines = ["  ".join(_pad(h, w, n) for h, w, n in zip(heads, widths, numeric, strict=True))]
+    lines += ["  ".join(_pad(v, w, n) for v, w, n in zip(r, widths, numeric, strict=True))
+              for r in cells]
+    if len(rows) > max_rows:
+        lines.append(f"... {len(rows) - max_rows} more rows (--json for all)")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell(value: Any, unit: str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | Mapping):
+        text = ", ".join(str(rounded(v, unit)) for v in value) if isinstance(value, list) \
+            else str(dict(value))
+        return text if len(text) <= 60 else text[:57] + "..."
+    return str(rounded(value, unit))
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    return text.rjust(width) if right else text.ljust(width)

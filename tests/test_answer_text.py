@@ -1,0 +1,71 @@
+"""The terminal answer: a headline from the payload, a compact table rounded by unit, the files."""
+
+from __future__ import annotations
+
+import pytest
+
+from geoask.base.answer_text import headline, payload_table, rounded
+from geoask.base.result_view import result_text
+from geoask.errors import QueryExecutionError
+from geoask.vocabulary.answers import FinalAnswer
+from geoask.vocabulary.question_result import QuestionResult
+
+RANKED = {"items": [{"rank": 1, "id": "Clervaux", "value": 467.10516941},
+                    {"rank": 2, "id": "Wiltz", "value": 418.649049123}], "unit": "m"}
+
+
+@pytest.mark.parametrize(("value", "unit", "shown"), [
+    (17.198648306014352, "km", 17.199), (-73.778926999, "degree", -73.778927),
+    (1234.5678, "km²", 1234.57), (209, "count", 209), (0.000123456, None, 0.000123),
+    (98765.4321, None, 98765), (True, "km", True), ("LGA", "km", "LGA"),
+])
+def test_values_are_rounded_by_their_unit_and_integers_never(value, unit, shown):
+    assert rounded(value, unit) == shown
+
+
+def test_a_ranked_list_reads_as_one_headline_and_an_aligned_table():
+    assert headline("ranked_list", RANKED) == (
+        "2 ranked items: 1. Clervaux 467.1 m, 2. Wiltz 418.6 m")
+    assert payload_table(RANKED).splitlines() == [
+        "rank  id        value [m]",
+        "   1  Clervaux      467.1",
+        "   2  Wiltz         418.6",
+    ]
+
+
+def test_names_stand_beside_codes_and_long_answers_say_how_many_rows_are_not_shown():
+    payload = {"entities": [{"id": f"{n:05d}"} for n in range(25)]}
+    table = payload_table(payload, {"00001": "Autauga"}).splitlines()
+    assert table[0].split() == ["id", "name"] and table[2].split() == ["00001", "Autauga"]
+    assert table[-1] == "... 5 more rows (--json for all)" and len(table) == 22
+
+
+def test_the_report_heads_with_the_payload_and_lists_maps_geopackage_and_dashboard():
+    answer = FinalAnswer(answer_type="object", summary="LGA is nearest",
+                         data_payload={"iata": "LGA", "distance_km": 17.198648306014352,
+                                       "unit": "km"})
+    result = QuestionResult(status="answered", answer=answer, message="LGA is nearest",
+                            run_id="r", artifact_folder="/runs/r",
+                            maps=["/runs/r/map.png", "/runs/r/map.html"],
+                            geopackage="/runs/r/layers.gpkg",
+                            dashboard_url="http://127.0.0.1:4200/flow-runs/flow-run/x")
+    lines = result_text(result).splitlines()
+    assert lines[:2] == ["iata LGA, distance_km 17.199; unit km", "LGA is nearest"]
+    assert "17.198648306014352" not in "\n".join(lines)
+    assert lines[-5:] == ["map: /runs/r/map.png", "interactive map: /runs/r/map.html",
+                          "GeoPackage (every layer, native CRS): /runs/r/layers.gpkg",
+                          "dashboard: http://127.0.0.1:4200/flow-runs/flow-run/x",
+                          "artifacts: /runs/r"]
+
+
+def test_a_refusal_is_one_line():
+    result = QuestionResult(status="rejected", message="The offline reference model only\n"
+                            "knows the benchmark questions;\n  ask one of them.",
+                            run_id="r", artifact_folder="/runs/r")
+    assert result_text(result).splitlines()[0] == (
+        "The offline reference model only knows the benchmark questions; ask one of them.")
+
+
+def test_a_database_error_names_its_kind_once():
+    error = QueryExecutionError("result_too_large", "the result has more than 10 rows")
+    assert f"error: {error}" == "error: result_too_large: the result has more than 10 rows"
