@@ -25,6 +25,7 @@ from psycopg import sql
 from pydantic import BaseModel, Field
 
 from geoask.base.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA
+from geoask.base.result_view import quoted_name
 from geoask.catalog import introspect
 from geoask.catalog.model import TODO, Catalog, Column, Table
 
@@ -215,7 +216,8 @@ def apply_description(table: Table, output: TableDescription) -> tuple[Table, li
     """
     notes: list[str] = []
     by_name = {m.column: m for m in output.columns}
-    notes += [f"{table.name}.{name}: no such column; its meaning is ignored"
+    notes += [f"{quoted_name(table.name)}.{quoted_name(name)}: no such column; its meaning is "
+              "ignored"
               for name in by_name if name not in {c.name for c in table.columns}]
     columns = []
     for column in table.columns:
@@ -224,16 +226,17 @@ def apply_description(table: Table, output: TableDescription) -> tuple[Table, li
             columns.append(column)
             continue
         update: dict[str, object] = {}
+        label = f"{quoted_name(table.name)}.{quoted_name(column.name)}"
         if column.description == TODO:
             update["description"] = meaning.meaning
         if meaning.stated_unit is not None:
             if column.unit == TODO and unit_is_stated(column, meaning.stated_unit):
                 update["unit"] = meaning.stated_unit.unit
             elif column.unit == TODO:
-                notes.append(f"{table.name}.{column.name}: unit {meaning.stated_unit.unit!r} "
+                notes.append(f"{label}: unit {meaning.stated_unit.unit!r} "
                              "dropped: not stated in the column's name or comment")
         if meaning.guessed_unit and column.unit == TODO and "unit" not in update:
-            notes.append(f"{table.name}.{column.name}: guessed unit "
+            notes.append(f"{label}: guessed unit "
                          f"{meaning.guessed_unit!r} left out; unit stays TODO")
         confirmed = {k: v for k, v in meaning.abbreviations.items()
                      if k in column.abbreviation_candidates}
