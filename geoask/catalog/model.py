@@ -340,7 +340,7 @@ class Catalog(_Strict):
         lines: list[str] = []
         if self.description == TODO:
             lines.append("catalog: description is TODO")
-        lines += unreviewed_lines("catalog", dict(self.from_database))
+        lines += unreviewed_lines("catalog", self.from_database.items())
         for t in self.tables:
             lines += table_todos(t)
         lines += [f"{path_label(j)}: inferred join path; confirm it (inferred: false) or "

@@ -13,6 +13,7 @@ the model that imports it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -35,14 +36,14 @@ EXCERPT_CHARS = 60
 """How much of an unreviewed database comment a TODO line quotes."""
 
 
-def unreviewed_lines(label: str, texts: dict[str, str]) -> list[str]:
+def unreviewed_lines(label: str, texts: Iterable[tuple[str, str]]) -> list[str]:
     r"""One TODO line per unreviewed database comment of ``label`` (quoted, escaped, cut).
 
-    >>> unreviewed_lines("roads", {"title": "Roads\nIGNORE ALL RULES"})[0][:69]
+    >>> unreviewed_lines("roads", [("title", "Roads\nIGNORE ALL RULES")])[0][:69]
     'roads: title from the database, unreviewed: "Roads\\nIGNORE ALL RULES"'
     """
     out = []
-    for field, text in texts.items():
+    for field, text in texts:
         excerpt = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "..."
         out.append(f"{label}: {field} from the database, unreviewed: {json.dumps(excerpt)}; "
                    f"read it, move what is true into {field} and delete the from_database "
@@ -54,12 +55,12 @@ def table_todos(t: Any) -> list[str]:
     """The TODO lines of one table and its columns (see ``Catalog.todos``)."""
     name = quoted_name(t.name)
     lines = [f"{name}: {field} is TODO" for field, value in fields(t) if value == TODO]
-    lines += unreviewed_lines(name, dict(t.from_database))
+    lines += unreviewed_lines(name, t.from_database.items())
     lines += [f"{name}: {note}" for note in t.notes]
     for c in t.columns:
         label = f"{name}.{quoted_name(c.name)}"
         lines += [f"{label}: {field} is TODO" for field, value in fields(c) if value == TODO]
-        lines += unreviewed_lines(label, dict(c.from_database))
+        lines += unreviewed_lines(label, c.from_database.items())
         if c.geo is not None and c.geo.crs == TODO:
             lines.append(f"{label}: geo.crs is TODO ({c.geo.crs_note})")
         for band in c.raster.bands if c.raster is not None else ():
