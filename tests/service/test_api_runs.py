@@ -47,7 +47,7 @@ def direct_run(served: Served, question: str) -> dict:
 
 
 def test_deployments_are_served_with_the_run_form_parameters(served):
-    assert "answer-question" in deployment_names(served.api_url)
+    assert "answer-question" in deployment_names(served.api_url, served.headers)
     deployment = next(d for d in api_json(served, "deployments/filter")
                       if d["name"] == "answer-question")
     assert set(deployment["parameter_openapi_schema"]["properties"]) == {
