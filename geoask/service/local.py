@@ -151,15 +151,13 @@ def _last_line(path: Path) -> str:
 def api_auth_string(settings: Settings, api_url: str) -> str | None:
     """The basic-authentication secret a client of ``api_url`` sends, or None.
 
-    ``PREFECT_API_AUTH_STRING`` from the environment (the user's, for a server of their own,
-    or the one ``geoask server`` hands its flow runs), else the secret recorded for this
-    home's server when ``api_url`` is its API.
+    The secret recorded for this home's server when ``api_url`` is its API, else
+    ``PREFECT_API_AUTH_STRING`` from the environment (the user's, for a server of their own).
     """
-    configured = os.environ.get("PREFECT_API_AUTH_STRING")
-    if configured:
-        return configured
     state = read_state(settings)
-    return state.api_auth_string if state is not None and state.api_url == api_url else None
+    if state is not None and state.api_url == api_url and state.api_auth_string:
+        return state.api_auth_string
+    return os.environ.get("PREFECT_API_AUTH_STRING") or None
 
 
 def wait_for_deployment(api_url: str, name: str, timeout_s: float, log_path: str,
