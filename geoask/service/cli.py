@@ -104,11 +104,11 @@ def server(
     except KeyboardInterrupt:
         typer.echo("stopping")
     finally:
+        _remove_own_state(settings)  # first: its clients stop at once (geoask.service.watch)
         if worker is not None:
             worker.stop()
             run_stop_hooks("a geoask server shutdown")  # its questions' runs: Crashed
         prefect_server.stop()
-        _remove_own_state(settings)
         if started:
             typer.echo("Prefect server stopped")
 

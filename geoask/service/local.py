@@ -289,7 +289,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
         updates[PREFECT_API_AUTH_STRING] = auth
     with (temporary_settings(updates=updates), SyncClientContext.get_or_create(),
           crash_runs_on_stop(url), watch_infrastructure(infrastructure_probes(
-              url, _database_url(settings)))):
+              settings, url, _database_url(settings)))):
         try:
             yield url
         finally:

@@ -4,10 +4,11 @@ Without this, every question left after ``geoask db down`` (which stops the Pref
 database the cluster holds) waited out Prefect's client retries (65-75 s each, "Unable to acquire
 concurrency slots"), printed ~145 KB of errors and never recovered. :func:`watch_infrastructure`
 probes, once a second in a daemon thread, the Prefect API's ``/health`` and the database's
-listening socket (TCP, or the Unix socket of a socket-directory host): a probe refused for
-:data:`REFUSED_FOR_S` seconds, or failing in any other way (timeouts) for
-:data:`SILENT_FOR_S`, ends the command through :func:`geoask.base.interrupt.abort`: one line
-naming what went away and what was kept, exit code
+listening socket (TCP, or the Unix socket of a socket-directory host), and the record of this
+home's geoask server, which ``geoask server`` deletes first thing when it is stopped: a record
+gone, a probe refused for :data:`REFUSED_FOR_S` seconds, or one failing in any other way
+(timeouts) for :data:`SILENT_FOR_S`, ends the command through
+:func:`geoask.base.interrupt.abort`: one line naming what went away and what was kept, exit code
 :data:`~geoask.base.interrupt.EXIT_INFRASTRUCTURE`. Finished benchmark questions are saved
 already; a rerun resumes with the rest. The flow runs in flight are marked *Crashed* when the
 API still answers (the database went away); when the API itself is gone they cannot be, and
@@ -31,6 +32,8 @@ from typing import Final
 import httpx
 
 from geoask.base.interrupt import abort, can_abort
+from geoask.service.state_file import read_state
+from geoask.settings import Settings
 
 PROBE_INTERVAL_S: Final = 1.0
 """Seconds between two rounds of probes."""
@@ -52,6 +55,8 @@ class Probe:
 
     name: str
     check: Callable[[], None]
+    refused_text: str = "refuses connections"
+    refused_for_s: float = REFUSED_FOR_S
     failing_since: float | None = None
     refused: bool = False
 
@@ -66,8 +71,14 @@ class Probe:
         else:
             self.failing_since = None
             return False
-        self.failing_since = self.failing_since or now
-        return now - self.failing_since >= (REFUSED_FOR_S if self.refused else SILENT_FOR_S)
+        self.failing_since = self.failing_since if self.failing_since is not None else now
+        return now - self.failing_since >= (self.refused_for_s if self.refused
+                                            else SILENT_FOR_S)
+
+    @property
+    def gone_text(self) -> str:
+        """``<name> <how it failed>`` for the stop line."""
+        return f"{self.name} {self.refused_text if self.refused else 'stopped answering'}"
 
 
 def api_probe(api_url: str) -> Probe:
@@ -80,6 +91,21 @@ def api_probe(api_url: str) -> Probe:
         response.raise_for_status()
 
     return Probe(f"the Prefect API at {api_url}", check)
+
+
+def record_probe(settings: Settings, pid: int) -> Probe:
+    """The geoask server ``pid`` of this home: its record must still name it.
+
+    ``geoask server`` deletes its record first thing when it is stopped (``geoask server
+    stop``, ``geoask db down``), before its Prefect server takes seconds to shut down: a record
+    gone or naming another process ends the command at once.
+    """
+    def check() -> None:
+        state = read_state(settings)
+        if state is None or state.pid != pid:
+            raise Refused("the record is gone")
+
+    return Probe(f"the geoask Prefect server (pid {pid})", check, "was stopped", 0.0)
 
 
 def database_probe(host: str, port: int) -> Probe:
@@ -102,10 +128,18 @@ def database_probe(host: str, port: int) -> Probe:
     return Probe(f"the database server at {where}", check)
 
 
-def infrastructure_probes(api_url: str, database_url: str | None) -> list[Probe]:
-    """The probes of a command that runs flows on ``api_url`` against ``database_url``."""
+def infrastructure_probes(settings: Settings, api_url: str, database_url: str | None
+                          ) -> list[Probe]:
+    """The probes of a command that runs flows on ``api_url`` against ``database_url``.
+
+    With this home's recorded server at ``api_url``, its record is watched too.
+    """
     address = database_address(database_url) if database_url else None
-    return [api_probe(api_url), *([database_probe(*address)] if address else [])]
+    probes = [api_probe(api_url), *([database_probe(*address)] if address else [])]
+    state = read_state(settings)
+    if state is not None and state.api_url == api_url:
+        probes.append(record_probe(settings, state.pid))
+    return probes
 
 
 def database_address(url: str) -> tuple[str, int] | None:
@@ -139,10 +173,8 @@ def watch_infrastructure(probes: list[Probe]) -> Iterator[None]:
         while not done.wait(PROBE_INTERVAL_S):
             now = time.monotonic()
             for probe in probes:
-                if probe.gone(now) and not done.is_set():
-                    how = "refuses connections" if probe.refused else "stopped answering"
-                    if abort(f"{probe.name} {how}"):
-                        return
+                if probe.gone(now) and not done.is_set() and abort(probe.gone_text):
+                    return
 
     thread = threading.Thread(target=watch, name="geoask-infrastructure-watch", daemon=True)
     thread.start()

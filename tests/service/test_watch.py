@@ -82,3 +82,24 @@ def test_the_database_probe_accepts_a_listener_and_refuses_a_closed_port():
         watch.database_probe("127.0.0.1", free_port()).check()
     with pytest.raises(watch.Refused):
         watch.database_probe("/nonexistent-socket-dir", 5432).check()
+
+
+def test_a_stopped_geoask_server_is_gone_at_once_by_its_record(tmp_path):
+    import os
+
+    from geoask.service import state_file
+    from geoask.settings import Settings
+
+    settings = Settings(home=tmp_path)
+    record = state_file.ServerState(api_url="http://127.0.0.1:1/api", pid=os.getpid(), port=1,
+                                    mode="background", log_path="x", database="sqlite")
+    state_file.write_state(settings, record)
+    probes = watch.infrastructure_probes(settings, record.api_url, None)
+    assert [p.name for p in probes] == ["the Prefect API at http://127.0.0.1:1/api",
+                                        f"the geoask Prefect server (pid {os.getpid()})"]
+    kept = probes[1]
+    assert not kept.gone(10.0)  # the record names it
+    state_file.remove_state(settings)  # what `geoask server` does first when stopped
+    assert kept.gone(11.0)  # no grace: the server is going
+    assert kept.gone_text == f"the geoask Prefect server (pid {os.getpid()}) was stopped"
+    assert len(watch.infrastructure_probes(settings, "http://elsewhere:4200/api", None)) == 1
