@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +75,7 @@ def server(
                            "server stop` first (or set GEOASK_SERVER_HOME to another folder)")
     prefect_server = PrefectServer(settings)
     # SIGTERM ends the foreground serve like Ctrl-C, so the server child is always stopped.
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt(settings))
     started = False
     worker: QuestionWorker | None = None
     try:
@@ -204,5 +205,14 @@ def _load_flow(entrypoint: str) -> Flow[..., Any]:
         raise ServiceError(f"--answer-flow: {error}") from None
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def _interrupt(settings: Settings) -> Callable[[int, FrameType | None], None]:
+    """The SIGTERM handler: delete this server's record at once, then stop like Ctrl-C.
+
+    Commands running flows on this server watch the record (:mod:`geoask.service.watch`) and
+    end within a second instead of waiting out the shutdown of serving and of the server.
+    """
+    def stop(signum: int, frame: FrameType | None) -> None:
+        _remove_own_state(settings)
+        raise KeyboardInterrupt
+
+    return stop
