@@ -9,9 +9,11 @@ its Prefect server; the demo data must be loaded there: ``geoask db up && geoask
 It starts ``geoask bench --model reference --limit N --fresh`` (a fresh ``--out`` under /tmp),
 waits until ``--after`` questions are saved, runs ``geoask db down`` and prints, as measured:
 
-- seconds from the start of ``db down`` (which stops the Prefect server, then the cluster) to
-  the benchmark's exit (``--give-up`` s at most: then it is sent SIGTERM), its exit code and
-  the bytes and lines it wrote on stdout + stderr after ``db down`` began;
+- seconds from the start of ``db down`` (which stops the Prefect server, then the cluster), and
+  from the moment the server's record goes (the first thing ``geoask server`` does on SIGTERM;
+  older servers delete it last), to the benchmark's exit (``--give-up`` s at most: then it is
+  sent SIGTERM), its exit code and the bytes and lines it wrote on stdout + stderr after
+  ``db down`` began;
 - the questions saved before the rerun, answered and failed on infrastructure;
 - after ``geoask db up``, the rerun's exit code and wall time and the questions answered in all
   (all N when nothing was lost).
@@ -57,6 +59,10 @@ def main() -> None:
     parser.add_argument("--after", type=int, default=5, help="questions saved before db down")
     parser.add_argument("--give-up", type=float, default=240.0)
     args = parser.parse_args()
+    from geoask.service.state_file import state_path
+    from geoask.settings import get_settings
+
+    record = state_path(get_settings())
     out = Path(tempfile.mkdtemp(prefix="geoask-infra-loss-"))
     command = [*GEOASK, "bench", "--model", "reference", "--limit", str(args.limit),
                "--out", str(out), "--fresh"]
@@ -69,10 +75,12 @@ def main() -> None:
         down_began = time.monotonic()
         down = subprocess.Popen([*GEOASK, "db", "down"], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        exited_at = down_done = None
+        exited_at = down_done = unrecorded_at = None
         while exited_at is None and time.monotonic() - down_began < args.give_up:
             if down_done is None and down.poll() is not None:
                 down_done = time.monotonic()
+            if unrecorded_at is None and not record.exists():
+                unrecorded_at = time.monotonic()  # the server got SIGTERM
             if bench.poll() is not None:
                 exited_at = time.monotonic()
             time.sleep(0.1)
@@ -83,6 +91,9 @@ def main() -> None:
             bench.wait(timeout=60)
         ended = (f"{exited_at - down_began:.1f} s after db down began"
                  if exited_at is not None else f"not {args.give_up:.0f} s after db down began")
+        if exited_at is not None and unrecorded_at is not None:
+            ended += (f", {exited_at - unrecorded_at:.1f} s after the server's record went "
+                      "(its SIGTERM)")
     text = log.read_bytes()[before_down:]
     runs = saved_runs(out)
     failed = sum(infrastructure(r) for r in runs)
