@@ -56,15 +56,20 @@ class Served:
         return f"http://127.0.0.1:{self.port}"
 
     @property
-    def headers(self) -> dict[str, str]:
-        """The API's basic-authentication header, from the server's 0600 record ({} if none)."""
-        from geoask.service.server import auth_headers
-
+    def auth_string(self) -> str | None:
+        """The API's basic-authentication secret, from the server's 0600 record."""
         try:
             record = json.loads((self.work / "prefect" / "server.json").read_text())
         except (OSError, ValueError):
-            return {}
-        return auth_headers(record.get("api_auth_string"))
+            return None
+        return record.get("api_auth_string")
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The API's basic-authentication header ({} without a recorded secret)."""
+        from geoask.service.server import auth_headers
+
+        return auth_headers(self.auth_string)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

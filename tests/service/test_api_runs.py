@@ -38,7 +38,9 @@ def api_run(served):
 
 
 def direct_run(served: Served, question: str) -> dict:
-    environment = {**served.environment, "PREFECT_API_URL": served.api_url}
+    # a plain Prefect client of the server, as a user's script is: URL and secret
+    environment = {**served.environment, "PREFECT_API_URL": served.api_url,
+                   "PREFECT_API_AUTH_STRING": served.auth_string or ""}
     completed = subprocess.run(
         [sys.executable, str(HERE / "run_direct.py"), question], env=environment,
         capture_output=True, text=True, timeout=600, check=False)
