@@ -31,7 +31,9 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from flows.benchmark_case import answer_case
 from geoask.bench.runs import (
+    CaseLimit,
     CaseRun,
+    Repeat,
     RunKey,
     infrastructure_run,
     load_benchmark_run,
@@ -94,8 +96,8 @@ def run_benchmark(
     model: str = "reference",
     variant: str = "FULL",
     tasks_file: str | None = None,
-    limit: int | None = None,
-    repeat: int = 1,
+    limit: CaseLimit | None = None,
+    repeat: Repeat = 1,
     out_dir: str | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark; see the module docstring. Returns the report as JSON data.
@@ -106,7 +108,8 @@ def run_benchmark(
         tasks_file: a case file or folder in the documented schema (default benchmark/cases);
             its ``catalog:``/``database:`` (one of each per run) choose what the cases run on.
         limit: only the first N cases.
-        repeat: runs per case and variant (mean and bootstrap 95% interval are reported).
+        repeat: runs per case and variant, 1 to ``MAX_REPEAT`` (mean and bootstrap 95%
+            interval are reported).
         out_dir: folder of persisted runs and report files (default: :func:`default_out_dir`).
 
     Raises:

@@ -60,7 +60,10 @@ def ask(
         help="Conversation id: the question is that conversation's next turn (earlier turns "
         "and their artifacts are in context; a new id starts one)."),
 ) -> None:
-    """Answer QUESTION: exit 0 answered, 1 error, 2 usage error, 3 rejected, 4 no answer."""
+    """Answer QUESTION: exit 0 answered, 1 error, 2 usage error, 3 rejected, 4 no answer.
+
+    Exit 5 when the Prefect API or the database went away while it ran (one line says so).
+    """
     from geoask.app.api import ask as ask_question
     from geoask.base.result_view import result_text
     from geoask.run.request import RequestError, check_request

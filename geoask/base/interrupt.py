@@ -15,6 +15,11 @@ and run at once however deep the work is blocked. On SIGINT or SIGTERM the handl
 5. exits with 128 + the signal number (130 for SIGINT, 143 for SIGTERM) without waiting for
    the questions in flight.
 
+:func:`abort` stops the command the same way from any thread when what it runs on is gone (the
+Prefect API or the database stopped answering, :mod:`geoask.service.watch`): one line
+``stopped: <reason>; <kept>``, the same hooks and child processes, exit code
+:data:`EXIT_INFRASTRUCTURE`.
+
 Everything a command keeps is written atomically (temporary file, then rename), so a stop at
 any moment leaves finished results and no half-written file; a question in flight is simply
 not recorded and a rerun does it.
@@ -39,11 +44,21 @@ CHILD_GRACE_S: Final = 2.0
 STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 HOOK_TIMEOUT_S: Final = 4.0
 """Seconds all stop hooks together may take before the process exits anyway."""
+ABORT_HOOK_TIMEOUT_S: Final = 2.0
+"""The same for :func:`abort`: its hooks mostly talk to a server that has just gone away."""
+EXIT_INFRASTRUCTURE: Final = 5
+"""Exit code of a command ended by :func:`abort` (the Prefect API or the database went away),
+and of a benchmark in which any question failed on infrastructure."""
 
 StopHook = Callable[[str], None]
 """Told the signal's name (``"SIGTERM"``) when a stop was requested; must be quick."""
 
 _stop = threading.Event()
+_waiting = threading.Event()
+"""Set while :func:`run_until_stopped` waits in the main thread (only then can it abort)."""
+_aborts: list[str] = []
+"""The reason :func:`abort` was given (at most one), for the waiting main thread."""
+_abort_lock = threading.Lock()
 _hooks: list[StopHook] = []
 _detached: set[int] = set()
 
@@ -64,8 +79,29 @@ def detach(pid: int) -> None:
 
 
 def stop_requested() -> bool:
-    """True once SIGINT or SIGTERM asked this process to stop (results are no longer kept)."""
+    """True once SIGINT, SIGTERM or :func:`abort` stopped this process (nothing more is kept)."""
     return _stop.is_set()
+
+
+def can_abort() -> bool:
+    """True while a command waits in :func:`run_until_stopped`, so :func:`abort` would act."""
+    return _waiting.is_set()
+
+
+def abort(reason: str) -> bool:
+    """Stop the command waiting in :func:`run_until_stopped` because of ``reason`` (one line).
+
+    Callable from any thread; the main thread carries the stop out within 0.2 s: one line
+    ``stopped: <reason>; <what was kept>``, the stop hooks (at most
+    :data:`ABORT_HOOK_TIMEOUT_S`), child processes ended, exit :data:`EXIT_INFRASTRUCTURE`.
+    Returns False, doing nothing, when no command waits there (a server's worker thread) or
+    a stop is already under way.
+    """
+    with _abort_lock:
+        if not _waiting.is_set() or _stop.is_set() or _aborts:
+            return False
+        _aborts.append(" ".join(reason.split()))
+    return True
 
 
 def run_until_stopped(work: Callable[[], T], kept: Callable[[], str]) -> T:
@@ -101,10 +137,15 @@ def run_until_stopped(work: Callable[[], T], kept: Callable[[], str]) -> T:
     worker = threading.Thread(target=caller_context.run, args=(target,), name="geoask-work",
                               daemon=True)
     try:
+        _waiting.set()
         worker.start()
         while worker.is_alive():
             worker.join(0.2)
+            if _aborts:
+                _stop_process(kept, f"stopped: {_aborts[0]}", _aborts[0],
+                              EXIT_INFRASTRUCTURE, ABORT_HOOK_TIMEOUT_S)
     finally:
+        _waiting.clear()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     if "error" in outcome:
@@ -116,21 +157,37 @@ def _handler(kept: Callable[[], str]) -> Callable[[int, Any], None]:
     def stop(signum: int, frame: Any) -> None:
         if _stop.is_set():
             return  # a second signal while stopping: the first one is already ending us
-        _stop.set()
-        try:
-            detail = kept()
-        except Exception as error:  # the line must be printed whatever happens
-            detail = f"(what was kept could not be told: {error})"
         name = signal.Signals(signum).name
-        # the work goes on failing while its children end: none of that reaches the terminal
-        logging.disable(logging.CRITICAL)
-        _write(f"stopped by {name}: {detail}\n")
-        run_stop_hooks(name)
-        end_child_processes()
-        _write("")
-        os._exit(128 + signum)
+        _stop_process(kept, f"stopped by {name}", name, 128 + signum, HOOK_TIMEOUT_S)
 
     return stop
+
+
+def _stop_process(kept: Callable[[], str], headline: str, hook_name: str, exit_code: int,
+                  hook_timeout_s: float) -> None:
+    """The clean stop (see the module docstring): one line, hooks, children, ``os._exit``."""
+    _stop.set()
+    try:
+        detail = kept()
+    except Exception as error:  # the line must be printed whatever happens
+        detail = f"(what was kept could not be told: {error})"
+    # the work goes on failing while its children end: none of that reaches the terminal
+    logging.disable(logging.CRITICAL)
+    _write(f"{headline}: {detail}\n")
+    _silence_stderr()
+    run_stop_hooks(hook_name, hook_timeout_s)
+    end_child_processes()
+    _write("")
+    os._exit(exit_code)
+
+
+def _silence_stderr() -> None:
+    """Send what other threads still print to stderr (tracebacks) to /dev/null from now on."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stderr.fileno())
+        os.close(devnull)
 
 
 def run_stop_hooks(signal_name: str, timeout_s: float = HOOK_TIMEOUT_S) -> None:

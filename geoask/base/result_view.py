@@ -78,6 +78,27 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
+def quoted_name(name: str) -> str:
+    r"""A database name safe in one line of output: as is, or quoted with its escapes shown.
+
+    A name with a character that prints as nothing or moves the cursor (a newline, a tab, an
+    escape, a bidi override), with a double quote or a backslash, or with spaces at either
+    end is written in double quotes with those characters escaped; any other name is
+    unchanged. ``catalog check`` and the catalog's TODO list write one line per problem, so a
+    column named ``"a\nb"`` must not start a line of its own.
+
+    >>> quoted_name("pop_2020"), quoted_name("a\nb"), quoted_name("x\u202ey")
+    ('pop_2020', '"a\\nb"', '"x\\u202ey"')
+    """
+    if name and name.isprintable() and name == name.strip() and not set(name) & {'"', "\\"}:
+        return name
+    escaped = "".join(c if c.isprintable() and c not in '"\\' else
+                      c.encode("unicode_escape").decode("ascii") if c != '"' else '\\"'
+                      for c in name)
+    return f'"{escaped}"'
+
+
+
 def result_html(result: Any) -> str:
     """The notebook view of ``result`` (see the module docstring); every text is escaped."""
     status = html.escape(result.status)

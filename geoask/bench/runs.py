@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, Field
 
@@ -130,11 +130,30 @@ def parse_variants(variant: str) -> list[Variant]:
     return list(dict.fromkeys(parse_variant(name) for name in variant.split(",") if name.strip()))
 
 
+MAX_REPEAT: Final = 20
+"""Most runs per case and variant (``--repeat``, the ``repeat`` parameter of a benchmark run).
+
+Twenty runs give the bootstrap interval of a case's mean a stable width; more only multiply the
+time and model cost of a run someone started, perhaps through the API, by mistake.
+"""
+
+Repeat = Annotated[int, Field(ge=1, le=MAX_REPEAT)]
+"""The ``repeat`` parameter: 1 to :data:`MAX_REPEAT` (a deployment's parameter schema says so)."""
+
+CaseLimit = Annotated[int, Field(ge=1)]
+"""The ``limit`` parameter: only the first N cases, at least one."""
+
+
 def run_keys(model: str, variants: Sequence[Variant], repeat: int,
              cases: Sequence[BenchmarkCase]) -> list[RunKey]:
-    """Every question run of a benchmark, variant by variant, repeat by repeat."""
-    if repeat < 1:
-        raise ConfigurationError(f"--repeat must be at least 1, got {repeat}")
+    """Every question run of a benchmark, variant by variant, repeat by repeat.
+
+    Raises:
+        ConfigurationError: ``repeat`` is not 1 to :data:`MAX_REPEAT`.
+
+    """
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise ConfigurationError(f"--repeat must be 1 to {MAX_REPEAT}, got {repeat}")
     return [RunKey(model, v.value, r, c.id) for v in variants for r in range(repeat)
             for c in cases]
 

@@ -7,7 +7,11 @@ path (columns exist, comparable types, at least one matching row; for a spatial 
 ``predicate``, some of a bounded sample of left rows still match, see
 :func:`geoask.catalog.spatial_joins.match_share`). The TODOs of the catalog
 (:meth:`~geoask.catalog.model.Catalog.todos`) are listed last. Each problem is one line,
-``table.column: problem`` (``table: ...`` for a table, ``left ~ right: ...`` for a join).
+``table.column: problem`` (``table: ...`` for a table, ``left ~ right: ...`` for a join),
+every name and database value in it quoted when it holds a control character
+(:func:`~geoask.base.result_view.quoted_name`), so one problem never spans two lines. A range
+the draft took from statistics or a sample (``range_sampled``) is approximate: the true range
+of the data is not reported as a difference from it.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from geoask.base.result_view import quoted_name as q
 from geoask.catalog import introspect, profile, spatial_joins
 from geoask.catalog.introspect import LiveColumn, Relation
 from geoask.catalog.model import TODO, Catalog, Column, JoinPath, Table
+from geoask.catalog.review import path_label
 from geoask.catalog.spatial import spatial_modifiers
 
 SRID_0_HINT = ("; for an SRID 0 column keep the type's SRID 0 and declare the CRS as geo.crs "
@@ -76,12 +82,12 @@ def check_catalog(url: str, catalog: Catalog, *, timeout_s: int = 30,
         for table in catalog.tables:
             rel = live.get((catalog.schema_of(table), table.name))
             if rel is None:
-                problems.append(f"{table.name}: no table or view in schema "
-                                f"{catalog.schema_of(table)} that this role can read")
+                problems.append(f"{q(table.name)}: no table or view in schema "
+                                f"{q(catalog.schema_of(table))} that this role can read")
                 continue
             problems += _check_table(conn, table, rel)
         known = {(catalog.schema_of(t), t.name) for t in catalog.tables}
-        problems += [f"{name}: {rel.kind} in schema {schema} is not in the catalog"
+        problems += [f"{q(name)}: {rel.kind} in schema {q(schema)} is not in the catalog"
                      for (schema, name), rel in sorted(live.items())
                      if (schema, name) not in known]
         problems += _check_joins(conn, catalog, live)
@@ -92,41 +98,48 @@ def check_catalog(url: str, catalog: Catalog, *, timeout_s: int = 30,
 
 def _check_table(conn: psycopg.Connection, table: Table, rel: Relation) -> list[str]:
     out: list[str] = []
+    name = q(table.name)
     if rel.kind != table.kind:
-        out.append(f"{table.name}: is a {rel.kind} in the database, a {table.kind} in the catalog")
+        out.append(f"{name}: is a {rel.kind} in the database, a {table.kind} in the catalog")
     for column in table.columns:
         live = rel.column(column.name)
         if live is None:
-            out.append(f"{table.name}.{column.name}: column missing in the database")
+            out.append(f"{name}.{q(column.name)}: column missing in the database")
             continue
-        out += [f"{table.name}.{column.name}: {p}" for p in _check_column(conn, rel, column, live)]
+        out += [f"{name}.{q(column.name)}: {p}"
+                for p in _check_column(conn, rel, column, live)]
     declared = {c.name for c in table.columns}
-    out += [f"{table.name}.{c.name}: column {c.type} in the database is not in the catalog"
+    out += [f"{name}.{q(c.name)}: column {q(c.type)} in the database is not in the catalog"
             for c in rel.columns if c.name not in declared]
     if table.primary_key != rel.primary_key:
-        out.append(f"{table.name}: primary key ({', '.join(table.primary_key)}) in the catalog, "
-                   f"({', '.join(rel.primary_key)}) in the database")
-    out += [f"{table.name}: unique ({', '.join(key)}) in the catalog is not a UNIQUE "
+        out.append(f"{q(table.name)}: primary key ({_names(table.primary_key)}) in the catalog, "
+                   f"({_names(rel.primary_key)}) in the database")
+    out += [f"{q(table.name)}: unique ({_names(key)}) in the catalog is not a UNIQUE "
             "constraint or unique index in the database"
             for key in table.unique if sorted(key) not in [sorted(k) for k in rel.unique]]
     stated = {(tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))
               for fk in table.foreign_keys}
     actual = {(tuple(fk.columns), fk.ref_table, tuple(fk.ref_columns))
               for fk in rel.foreign_keys}
-    out += [f"{table.name}: foreign key ({', '.join(c)}) -> {t}({', '.join(r)}) is not declared "
+    out += [f"{q(table.name)}: foreign key ({_names(c)}) -> {q(t)}({_names(r)}) is not declared "
             "in the database" for c, t, r in sorted(stated - actual)]
-    out += [f"{table.name}: foreign key ({', '.join(c)}) -> {t}({', '.join(r)}) in the database "
+    out += [f"{q(table.name)}: foreign key ({_names(c)}) -> {q(t)}({_names(r)}) in the database "
             "is not in the catalog" for c, t, r in sorted(actual - stated)]
     if isinstance(table.expected_rows, int) and not table.rows_estimated:
         counted = _rows(conn, sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} LIMIT %s) s")
                         .format(rel.identifier), (max(table.expected_rows, profile.ROW_THRESHOLD)
                                                   + 1,))
         if isinstance(counted, str):
-            out.append(f"{table.name}: row count not checked ({counted})")
+            out.append(f"{q(table.name)}: row count not checked ({counted})")
         elif counted[0][0] != table.expected_rows:
-            out.append(f"{table.name}: expected_rows {table.expected_rows}, the database has "
+            out.append(f"{q(table.name)}: expected_rows {table.expected_rows}, the database has "
                        f"{counted[0][0]}{'+' if counted[0][0] > profile.ROW_THRESHOLD else ''}")
     return out
+
+
+def _names(names: list[str] | tuple[str, ...]) -> str:
+    """Column names for one line: comma-separated, each quoted where needed."""
+    return ", ".join(map(q, names))
 
 
 def _check_column(conn: psycopg.Connection, rel: Relation, column: Column,
@@ -142,13 +155,13 @@ def _check_column(conn: psycopg.Connection, rel: Relation, column: Column,
         if stated[0] != actual[0]:
             out.append(f"geometry type {stated[0]} in the catalog, {actual[0]} in the database")
     elif pg_type_name(column.type).lower().replace(" ", "") != live.type.lower().replace(" ", ""):
-        out.append(f"type {column.type} in the catalog, {live.type} in the database")
+        out.append(f"type {q(column.type)} in the catalog, {q(live.type)} in the database")
     elif column.geo is not None and live.name in rel.spatial:
         out += _check_sampled_geometry(conn, rel, column)  # unconstrained `geometry` column
     if column.nullable == live.not_null and rel.kind == "table":
         out.append("NOT NULL in the database, nullable in the catalog" if live.not_null
                    else "nullable in the database, NOT NULL in the catalog")
-    if column.range is not None and not out:
+    if column.range is not None and not column.range_sampled and not out:
         out += _check_range(conn, rel, column, live)
     if column.values and not out:
         out += _check_values(conn, rel, column)
@@ -227,8 +240,8 @@ def _check_range(conn: psycopg.Connection, rel: Relation, column: Column,
         if isinstance(rows, str):
             return [f"range not checked ({rows})"]
         if rows[0][2]:
-            return [f"range [{low}, {high}] in the catalog, [{rows[0][0]}, {rows[0][1]}] in the "
-                    "database"]
+            return [f"range [{q(str(low))}, {q(str(high))}] in the catalog, "
+                    f"[{q(str(rows[0][0]))}, {q(str(rows[0][1]))}] in the database"]
         return []
     rows = _rows(conn, sql.SQL("SELECT min({c}), max({c}) FROM {t}").format(c=col,
                                                                             t=rel.identifier))
@@ -238,8 +251,8 @@ def _check_range(conn: psycopg.Connection, rel: Relation, column: Column,
     if actual_low is None:
         return []
     if _less(actual_low, low) or _less(high, actual_high):
-        return [f"range [{_text(low)}, {_text(high)}] in the catalog, [{_text(actual_low)}, "
-                f"{_text(actual_high)}] in the database"]
+        return [f"range [{q(_text(low))}, {q(_text(high))}] in the catalog, "
+                f"[{q(_text(actual_low))}, {q(_text(actual_high))}] in the database"]
     return []
 
 
@@ -274,7 +287,7 @@ def _check_joins(conn: psycopg.Connection, catalog: Catalog,
                  live: dict[tuple[str, str], Relation]) -> list[str]:
     out: list[str] = []
     for path in catalog.join_paths:
-        label = f"{path.left} ~ {path.right}"
+        label = path_label(path)
         ends = []
         for end in (path.left, path.right):
             name, _, col = end.partition(".")
@@ -290,10 +303,10 @@ def _check_joins(conn: psycopg.Connection, catalog: Catalog,
         left, right = lrel.column(lcol), rrel.column(rcol)
         if left is None or right is None:
             missing = path.left if left is None else path.right
-            out.append(f"{label}: column {missing} missing in the database")
+            out.append(f"{label}: column {q(missing)} missing in the database")
             continue
         if left.category != right.category:
-            out.append(f"{label}: types {left.type} and {right.type} do not match")
+            out.append(f"{label}: types {q(left.type)} and {q(right.type)} do not match")
             continue
         rows = _rows(conn, sql.SQL("SELECT EXISTS (SELECT 1 FROM {} l JOIN {} r ON l.{} = r.{})")
                      .format(lrel.identifier, rrel.identifier, sql.Identifier(lcol),
@@ -301,19 +314,19 @@ def _check_joins(conn: psycopg.Connection, catalog: Catalog,
         if isinstance(rows, str):
             out.append(f"{label}: not checked ({rows})")
         elif not rows[0][0]:
-            out.append(f"{label}: no row of {lrel.name} matches a row of {rrel.name}")
+            out.append(f"{label}: no row of {q(lrel.name)} matches a row of {q(rrel.name)}")
     return out
 
 
 def _check_spatial_join(conn: psycopg.Connection, catalog: Catalog, path: JoinPath,
                         left: tuple[Relation, str], right: tuple[Relation, str]) -> list[str]:
     """Both ends are spatial; with a ``predicate``, some sampled left rows still match."""
-    label = f"{path.left} ~ {path.right}"
+    label = path_label(path)
     ends = []
     for rel, col in (left, right):
         name = col or next(iter(rel.spatial), "")
         if name not in rel.spatial:
-            what = f"column {rel.name}.{col} is not" if col else f"{rel.name} has no"
+            what = f"column {q(rel.name)}.{q(col)} is not" if col else f"{q(rel.name)} has no"
             return [f"{label}: {what} a geometry or geography column"]
         table = catalog.table(rel.name)
         geo = next((c.geo for c in table.columns if c.name == name), None)
@@ -327,6 +340,6 @@ def _check_spatial_join(conn: psycopg.Connection, catalog: Catalog, path: JoinPa
     if counts is None:
         return [f"{label}: {path.predicate} not checked (the sample query failed)"]
     if counts[0] == 0:
-        return [f"{label}: no sampled row of {left[0].name} ({counts[1]} sampled) matches a row "
-                f"of {right[0].name} by {path.predicate}"]
+        return [f"{label}: no sampled row of {q(left[0].name)} ({counts[1]} sampled) matches a "
+                f"row of {q(right[0].name)} by {path.predicate}"]
     return []

@@ -1,9 +1,12 @@
 """``geoask catalog draft``: a catalog YAML drafted from any PostgreSQL/PostGIS database.
 
 The draft follows the shape of ``geoask/catalog/catalog.yaml``: per table or view its kind,
-row count, keys (primary and ``unique``), declared foreign keys, ``COMMENT ON`` texts (a table's
-comment once: :func:`title_and_theme`), and per column its type,
-nullability, range, few distinct values and, for geometry/geography columns, geometry type,
+row count, keys (primary and ``unique``), declared foreign keys, ``COMMENT ON`` texts (kept
+apart in ``from_database``, unreviewed: never a title, theme or description a model is shown
+until a person confirms them, see :mod:`geoask.catalog.review`; a table's comment once:
+:func:`title_and_theme`), and per column its type,
+nullability, range (``range_sampled`` when it comes from statistics or a sample of a big
+relation), few distinct values and, for geometry/geography columns, geometry type,
 SRID, CRS name and units, extent and validity (:class:`~geoask.catalog.model.GeoInfo`); a
 raster column's CRS, pixel size, tiling, extent, pixel types and nodata from ``raster_columns``
 (:class:`~geoask.catalog.model.RasterInfo`, band names, meanings and units ``TODO``). Join
@@ -101,11 +104,12 @@ def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
             spatial_joins.infer_spatial_joins(conn, rels, measured)
         comment = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
                                "WHERE nspname = %s", (home,)).fetchone()
-    description = (comment[0] if comment and comment[0] else TODO)
+    copied = {"description": comment[0].strip()} if comment and (comment[0] or "").strip() \
+        else {}
     try:
         catalog = Catalog.model_validate({
-            "version": 1, "schema": home, "description": description, "tables": tables,
-            "join_paths": join_paths,
+            "version": 1, "schema": home, "description": TODO, "tables": tables,
+            "join_paths": join_paths, "from_database": copied,
         })
     except ValidationError as error:
         raise CatalogError(f"the draft does not validate: {validation_problems(error)}") from None
@@ -127,8 +131,9 @@ def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, p
         "name": rel.name,
         **({} if rel.schema == home else {"schema": rel.schema}),
         "kind": rel.kind,
-        "title": title,
-        "theme": theme,
+        "title": TODO,
+        "theme": TODO,
+        "from_database": {k: v for k, v in (("title", title), ("theme", theme)) if v != TODO},
         "spatial_granularity": _spatial_granularity(columns),
         "temporal_granularity": step,
         "temporal_coverage": coverage,
@@ -151,11 +156,12 @@ THEME_CHARS = 100
 
 
 def title_and_theme(comment: str | None) -> tuple[str, str]:
-    """A table comment used once: as the title if short, else as the theme; the other is TODO.
+    """Where a table comment would go: the title if short, else the theme; the other is TODO.
 
     A comment of one sentence of at most :data:`THEME_CHARS` characters names the table (its
     title, final stop dropped); a longer one describes it (its theme, kept whole); a person
-    writes the other. No comment: both TODO.
+    writes the other. No comment: both TODO. The draft keeps the result in ``from_database``
+    for a person to confirm, never in the table's own title and theme.
 
     >>> title_and_theme("Census tracts of New York.")
     ('Census tracts of New York', 'TODO')
@@ -183,8 +189,8 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
             keys: set[str], postgis: str) -> Column:
     comment = (col.comment or "").strip()
     data: dict[str, Any] = {
-        "name": col.name, "type": col.type,
-        "description": comment if len(comment) >= 10 else TODO,
+        "name": col.name, "type": col.type, "description": TODO,
+        "from_database": {"description": comment} if len(comment) >= 10 else {},
         "nullable": not col.not_null,
         "abbreviation_candidates": abbreviations.candidates(col.name),
     }
@@ -210,6 +216,7 @@ def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: prof
         return Column.model_validate(data)
     if profile.is_ranged(col):
         data["range"] = profile.value_range(conn, rel, col, prof)
+        data["range_sampled"] = prof.sampled
         if profile.is_temporal(col) and col.category == "N":
             data["unit"] = "year"
             years = profile.distinct_numbers(conn, rel, col, prof, profile.MAX_VALUES + 1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Final, Literal
 
 import yaml
 from pydantic import (
@@ -36,16 +36,14 @@ from geoask.base.yamlio import load_yaml
 from geoask.catalog.granularity import COMMON_SPATIAL_GRANULARITIES as COMMON_SPATIAL_GRANULARITIES
 from geoask.catalog.granularity import SpatialGranularity, TemporalGranularity
 from geoask.catalog.join_path import Cardinality, JoinPath, cardinality
+from geoask.catalog.review import FROM_DATABASE, path_label, table_todos, unreviewed_lines
+from geoask.catalog.review import TODO as TODO
+from geoask.catalog.review import Todo as Todo
 from geoask.catalog.spatial import SpatialKind, spatial_kind
 from geoask.errors import CatalogError, validation_problems
 
 CATALOG_PATH = Path(__file__).with_name("catalog.yaml")
 
-TODO: Literal["TODO"] = "TODO"
-"""Marker for a field a person must fill in (written by ``geoask catalog draft``)."""
-
-Todo = Literal["TODO"]
-"""The type of the :data:`TODO` marker; a field typed ``X | Todo`` accepts it."""
 
 
 PLANAR: Final = "planar"
@@ -150,6 +148,11 @@ class Column(_Strict):
         description="Drafts: abbreviated pieces of the name -> possible expansions "
         "(geoask.catalog.abbreviations); a person confirms them into abbreviations.",
     )
+    range_sampled: bool = Field(
+        default=False, description="Drafts: range is from pg_stats or a sample of a big "
+        "relation, approximate; catalog check does not report it as a difference.")
+    from_database: dict[Literal["description"], str] = Field(
+        default_factory=dict, description=FROM_DATABASE)
     example: str | None = None
     geo: GeoInfo | None = Field(
         default=None, description="Measured facts of a geometry/geography column (drafts)."
@@ -230,6 +233,8 @@ class Table(_Strict):
         description="Drafts: what the draft could not measure (e.g. sampling stopped after "
         "5 s); listed as TODOs until a person deletes them.",
     )
+    from_database: dict[Literal["title", "theme"], str] = Field(
+        default_factory=dict, description=FROM_DATABASE)
 
     @model_validator(mode="after")
     def _keys_name_columns(self) -> Table:
@@ -277,6 +282,8 @@ class Catalog(_Strict):
     description: str
     tables: list[Table]
     join_paths: list[JoinPath] = Field(default_factory=list)
+    from_database: dict[Literal["description"], str] = Field(
+        default_factory=dict, description=FROM_DATABASE)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> Catalog:
@@ -325,32 +332,21 @@ class Catalog(_Strict):
         return f"{self.schema_of(table)}.{table.name}"
 
     def todos(self) -> list[str]:
-        """Every field still marked :data:`TODO`, abbreviation candidates and inferred join paths.
+        """Every :data:`TODO`, unreviewed database comment, abbreviation candidate, inferred join.
 
-        One line each: ``table: field``, ``table.column: field`` or ``left ~ right: ...``;
-        an empty list means a person has filled in the draft. Never raises.
+        One line each: ``table: field``, ``table.column: field`` or ``left ~ right: ...``,
+        names with control characters quoted; an empty list means a person has filled in the
+        draft. Never raises.
         """
         lines: list[str] = []
         if self.description == TODO:
             lines.append("catalog: description is TODO")
+        lines += unreviewed_lines("catalog", self.from_database.items())
         for t in self.tables:
-            lines += [f"{t.name}: {field} is TODO" for field, value in _fields(t) if value == TODO]
-            lines += [f"{t.name}: {note}" for note in t.notes]
-            for c in t.columns:
-                lines += [f"{t.name}.{c.name}: {field} is TODO"
-                          for field, value in _fields(c) if value == TODO]
-                if c.geo is not None and c.geo.crs == TODO:
-                    lines.append(f"{t.name}.{c.name}: geo.crs is TODO ({c.geo.crs_note})")
-                for band in c.raster.bands if c.raster is not None else ():
-                    lines += [f"{t.name}.{c.name} band {band.index}: {field} is TODO"
-                              for field, value in _fields(band) if value == TODO]
-                if c.abbreviation_candidates:
-                    lines.append(f"{t.name}.{c.name}: abbreviation candidates "
-                                 f"{', '.join(c.abbreviation_candidates)}; confirm them into "
-                                 "abbreviations or delete them")
-        lines += [f"{j.left} ~ {j.right}: inferred join path; confirm it (inferred: false) or "
+            lines += table_todos(t)
+        lines += [f"{path_label(j)}: inferred join path; confirm it (inferred: false) or "
                   "delete it" for j in self.join_paths if j.inferred]
-        lines += [f"{j.left} ~ {j.right}: description is TODO"
+        lines += [f"{path_label(j)}: description is TODO"
                   for j in self.join_paths if j.description == TODO]
         return lines
 
@@ -366,10 +362,6 @@ class Catalog(_Strict):
         except KeyError:
             known = ", ".join(sorted(self.by_name))
             raise CatalogError(f"no table {name!r} in the catalog; known tables: {known}") from None
-
-
-def _fields(model: BaseModel) -> list[tuple[str, Any]]:
-    return [(name, getattr(model, name)) for name in type(model).model_fields]
 
 
 def load_catalog(path: Path = CATALOG_PATH) -> Catalog:

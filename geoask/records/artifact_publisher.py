@@ -92,12 +92,15 @@ class ArtifactPublisher:
 def _post(clients: dict[str, Any], api_url: str, request: ArtifactCreate) -> None:
     """Create ``request`` with the open client of ``api_url`` (opened at its first use)."""
     from prefect.client.orchestration import get_client
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.settings import PREFECT_API_AUTH_STRING, PREFECT_API_URL, temporary_settings
 
     client = clients.get(api_url)
     if client is None:  # a client of its own: the caller's context may hold its run's client
+        auth = PREFECT_API_AUTH_STRING.value()  # the caller's: its API's basic-auth secret
+
         def open_client() -> Any:
-            with temporary_settings(updates={PREFECT_API_URL: api_url}):
+            with temporary_settings(updates={PREFECT_API_URL: api_url,
+                                             PREFECT_API_AUTH_STRING: auth}):
                 return get_client(sync_client=True).__enter__()
 
         client = clients[api_url] = contextvars.Context().run(open_client)

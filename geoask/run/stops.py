@@ -25,8 +25,8 @@ CREATION_WAIT_S = 1.5
 
 TAG_PREFIX = "geoask-process-"
 """Start of the tag :func:`crash_runs_on_stop` gives the runs of this process."""
-_tagged: dict[str, str] = {}
-"""Process tag -> the API URL its runs were started against."""
+_tagged: dict[str, tuple[str, str | None]] = {}
+"""Process tag -> the API URL its runs were started against and that API's auth string."""
 _lock = threading.Lock()
 _created_one = threading.Condition(_lock)
 _creating = 0
@@ -71,13 +71,15 @@ def run_started() -> None:
 def crash_runs_on_stop(api_url: str) -> Iterator[str]:
     """Tag the flow runs started in the block; a stop marks the unfinished ones Crashed.
 
-    Yields the tag.
+    Yields the tag. The API's basic-auth secret is read here (``PREFECT_API_AUTH_STRING`` of
+    the block's settings): a stop hook runs outside them.
     """
     from prefect import tags
+    from prefect.settings import PREFECT_API_AUTH_STRING
 
     tag = f"{TAG_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
     with _lock:
-        _tagged[tag] = api_url
+        _tagged[tag] = (api_url, PREFECT_API_AUTH_STRING.value())
     add_stop_hook(mark_stopped_runs)
     try:
         with tags(tag):
@@ -127,14 +129,14 @@ def mark_stopped_runs(signal_name: str) -> None:
 
     with _lock:
         tagged = dict(_tagged)
-    by_url: dict[str, list[str]] = {}
-    for tag, api_url in tagged.items():
-        by_url.setdefault(api_url, []).append(tag)
+    by_api: dict[tuple[str, str | None], list[str]] = {}
+    for tag, api in tagged.items():
+        by_api.setdefault(api, []).append(tag)
     message = f"stopped by {signal_name}: geoask was stopped before this run finished"
 
     async def search() -> None:
-        await asyncio.gather(*(_crash_unfinished(url, tags, message)
-                               for url, tags in by_url.items()))
+        await asyncio.gather(*(_crash_unfinished(api, tags, message)
+                               for api, tags in by_api.items()))
 
     asyncio.run(search())
     with _created_one:  # once for all tags: the runs being created now exist
@@ -142,8 +144,9 @@ def mark_stopped_runs(signal_name: str) -> None:
     asyncio.run(search())
 
 
-async def _crash_unfinished(api_url: str, tags: list[str], message: str) -> None:
-    """Set the unfinished runs carrying any of ``tags`` on ``api_url`` to Crashed, at once."""
+async def _crash_unfinished(api: tuple[str, str | None], tags: list[str], message: str
+                            ) -> None:
+    """Set the unfinished runs carrying any of ``tags`` on ``api`` (URL, auth) to Crashed."""
     import asyncio
 
     from prefect.client.orchestration import get_client
@@ -154,13 +157,14 @@ async def _crash_unfinished(api_url: str, tags: list[str], message: str) -> None
         FlowRunFilterTags,
     )
     from prefect.client.schemas.objects import StateType
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.settings import PREFECT_API_AUTH_STRING, PREFECT_API_URL, temporary_settings
     from prefect.states import Crashed
 
     unfinished = FlowRunFilterState(type=FlowRunFilterStateType(
         any_=[StateType.SCHEDULED, StateType.PENDING, StateType.RUNNING]))
     runs_filter = FlowRunFilter(tags=FlowRunFilterTags(any_=tags), state=unfinished)
-    with temporary_settings(updates={PREFECT_API_URL: api_url}):
+    api_url, auth = api
+    with temporary_settings(updates={PREFECT_API_URL: api_url, PREFECT_API_AUTH_STRING: auth}):
         async with get_client() as client:
             runs = await client.read_flow_runs(flow_run_filter=runs_filter)
             await asyncio.gather(*(client.set_flow_run_state(run.id, Crashed(message=message),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +75,7 @@ def server(
                            "server stop` first (or set GEOASK_SERVER_HOME to another folder)")
     prefect_server = PrefectServer(settings)
     # SIGTERM ends the foreground serve like Ctrl-C, so the server child is always stopped.
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt(settings))
     started = False
     worker: QuestionWorker | None = None
     try:
@@ -87,11 +88,13 @@ def server(
             database=masked_url(prefect_server.database_url or ""),
             started_at=process_started_at(os.getpid()), prefect_pid=prefect_server.pid,
             prefect_started_at=(process_started_at(prefect_server.pid)
-                                if prefect_server.pid else None))
+                                if prefect_server.pid else None),
+            api_auth_string=prefect_server.auth_string)
         write_state(settings, state)
         typer.echo(f"Prefect server healthy after {started_in:.1f} s; dashboard "
                    f"{prefect_server.dashboard_url}, API {prefect_server.api_url}")
-        os.environ.update(client_environment(settings, prefect_server.api_url))
+        os.environ.update(client_environment(settings, prefect_server.api_url,
+                                             prefect_server.auth_string))
         if serve:
             if settings.server_worker and flow is None:  # the worker runs geoask's own flow
                 worker = _start_worker(settings, state)
@@ -102,11 +105,11 @@ def server(
     except KeyboardInterrupt:
         typer.echo("stopping")
     finally:
+        _remove_own_state(settings)  # first: its clients stop at once (geoask.service.watch)
         if worker is not None:
             worker.stop()
             run_stop_hooks("a geoask server shutdown")  # its questions' runs: Crashed
         prefect_server.stop()
-        _remove_own_state(settings)
         if started:
             typer.echo("Prefect server stopped")
 
@@ -132,8 +135,13 @@ def status_command() -> None:
     if state is None:
         typer.echo("no geoask Prefect server is running (`geoask ask`/`bench` start one).")
         return
+    from geoask.service.state_file import state_path
+
     typer.echo(f"running ({state.mode}, pid {state.pid}): dashboard {state.dashboard_url}, "
                f"API {state.api_url}\ndatabase: {state.database}\nlog: {state.log_path}")
+    if state.api_auth_string:
+        typer.echo(f"API and dashboard need its password: api_auth_string in "
+                   f"{state_path(get_settings())} (readable only by you)")
 
 
 def _start_worker(settings: Settings, state: ServerState) -> QuestionWorker:
@@ -157,6 +165,7 @@ def _remove_own_state(settings: Settings) -> None:
 def _serve(settings: Settings, answer_flow: Flow[..., Any] | None, limit: int | None
            ) -> None:
     from prefect.settings import (
+        PREFECT_API_AUTH_STRING,
         PREFECT_API_URL,
         PREFECT_HOME,
         PREFECT_LOCAL_STORAGE_PATH,
@@ -172,6 +181,7 @@ def _serve(settings: Settings, answer_flow: Flow[..., Any] | None, limit: int | 
 
     with temporary_settings(updates={
         PREFECT_API_URL: os.environ["PREFECT_API_URL"],
+        PREFECT_API_AUTH_STRING: os.environ.get("PREFECT_API_AUTH_STRING"),
         PREFECT_HOME: settings.prefect_home,
         PREFECT_LOCAL_STORAGE_PATH: settings.prefect_home / "storage",
         PREFECT_RESULTS_PERSIST_BY_DEFAULT: True,
@@ -195,5 +205,14 @@ def _load_flow(entrypoint: str) -> Flow[..., Any]:
         raise ServiceError(f"--answer-flow: {error}") from None
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def _interrupt(settings: Settings) -> Callable[[int, FrameType | None], None]:
+    """The SIGTERM handler: delete this server's record at once, then stop like Ctrl-C.
+
+    Commands running flows on this server watch the record (:mod:`geoask.service.watch`) and
+    end within a second instead of waiting out the shutdown of serving and of the server.
+    """
+    def stop(signum: int, frame: FrameType | None) -> None:
+        _remove_own_state(settings)
+        raise KeyboardInterrupt
+
+    return stop

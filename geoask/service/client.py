@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
+import httpx
+
 from geoask.errors import ServiceError
 from geoask.settings import Settings, get_settings
 
@@ -36,13 +38,14 @@ def api_settings(settings: Settings) -> Iterator[str]:
 
     """
     from prefect.settings import (
+        PREFECT_API_AUTH_STRING,
         PREFECT_API_URL,
         PREFECT_HOME,
         PREFECT_LOCAL_STORAGE_PATH,
         temporary_settings,
     )
 
-    from geoask.service.local import running_server
+    from geoask.service.local import api_auth_string, running_server
     from geoask.service.server import is_healthy
 
     recorded = None if settings.server_api_url else running_server(settings)
@@ -52,6 +55,7 @@ def api_settings(settings: Settings) -> Iterator[str]:
                            "(or set GEOASK_SERVER_API_URL / GEOASK_SERVER_PORT to yours)")
     with temporary_settings(updates={
         PREFECT_API_URL: url,
+        PREFECT_API_AUTH_STRING: api_auth_string(settings, url),
         PREFECT_HOME: settings.prefect_home,
         PREFECT_LOCAL_STORAGE_PATH: settings.prefect_home / "storage",
     }):
@@ -84,8 +88,12 @@ def run_deployment_and_wait(name: str, parameters: dict[str, Any], timeout_s: fl
     settings = settings or get_settings()
     with api_settings(settings):
         target = qualified_deployment_name(name) or _lookup(name)
-        flow_run = cast("FlowRun", run_deployment(
-            name=target, parameters=parameters, timeout=timeout_s, poll_interval=poll_interval_s))
+        try:
+            flow_run = cast("FlowRun", run_deployment(
+                name=target, parameters=parameters, timeout=timeout_s,
+                poll_interval=poll_interval_s))
+        except httpx.HTTPStatusError as error:  # a parameter refused, a secret missing...
+            raise ServiceError(refusal_message(target, error.response)) from None
         state = flow_run.state
         state_type = state.type.value if state else "UNKNOWN"
         if state_type not in FINAL_STATES:
@@ -103,6 +111,26 @@ def run_deployment_and_wait(name: str, parameters: dict[str, Any], timeout_s: fl
         except Exception as error:  # storage missing, unreadable, or a type not importable here
             raise ServiceError(unreadable_result_message(flow_run.name, flow_run.id, error)
                                ) from None
+
+
+def refusal_message(target: str, response: httpx.Response) -> str:
+    """One line for a run of ``target`` that the API refused (its own reason, one line).
+
+    >>> refusal_message("run-benchmark/nightly-benchmark", httpx.Response(409, json={
+    ...     "detail": "Error creating flow run: Validation failed for field 'repeat'. Failure "
+    ...               "reason: 500 is greater than the maximum of 20"}))[:91]
+    'the Prefect API refused a run of run-benchmark/nightly-benchmark (HTTP 409): Error creating'
+    """
+    try:
+        detail = str(response.json().get("detail") or response.text)
+    except ValueError:
+        detail = response.text
+    if response.status_code in (401, 403):
+        detail = ("not authenticated: set PREFECT_API_AUTH_STRING to the server's "
+                  "PREFECT_SERVER_API_AUTH_STRING (geoask's own: api_auth_string in "
+                  "<home>/prefect/server.json)")
+    return (f"the Prefect API refused a run of {target} (HTTP {response.status_code}): "
+            + " ".join(detail.split())[:500])
 
 
 def unreadable_result_message(run_name: str, run_id: Any, error: BaseException) -> str:

@@ -20,11 +20,13 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, cast
 
 from prefect import Flow
 from prefect.deployments.runner import EntrypointType, RunnerDeployment
+from prefect.utilities.callables import ParameterSchema
 
 from geoask.errors import ServiceError
 from geoask.models.served import OFFLINE_MODELS, allowed_models
@@ -53,17 +55,45 @@ REPOSITORY_ROOT: Final = Path(__file__).resolve().parents[2]
 logger = logging.getLogger(__name__)
 
 
-def form_schema(schema: dict[str, Any], keep: tuple[str, ...]) -> dict[str, Any]:
-    """``schema`` (a flow's parameter OpenAPI schema) with only the properties in ``keep``.
+def form_schema(schema: dict[str, Any], keep: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """``schema`` (a flow's parameter OpenAPI schema), closed, with only the properties in ``keep``.
+
+    Closed: ``additionalProperties`` is false, so the server refuses a run with a parameter
+    the flow does not take (HTTP 409, "Additional properties are not allowed ('x' was
+    unexpected)") before it exists, instead of a run that crashes in its process; bounds
+    the flow's signature declares (``repeat``) are in the schema too. ``keep`` None keeps all.
 
     >>> form_schema({"properties": {"a": {}, "b": {}}, "required": ["a", "b"]}, ("a",))
-    {'properties': {'a': {}}, 'required': ['a']}
+    {'properties': {'a': {}}, 'required': ['a'], 'additionalProperties': False}
     """
     trimmed = dict(schema)
-    trimmed["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k in keep}
+    trimmed["properties"] = {k: v for k, v in schema.get("properties", {}).items()
+                             if keep is None or k in keep}
     if "required" in schema:
-        trimmed["required"] = [k for k in schema["required"] if k in keep]
+        trimmed["required"] = [k for k in schema["required"] if keep is None or k in keep]
+    trimmed["additionalProperties"] = False
     return trimmed
+
+
+class ClosedParameterSchema(ParameterSchema):
+    """Prefect's parameter schema with ``additionalProperties`` (which its model drops)."""
+
+    additionalProperties: bool = False
+
+
+def close_schema(deployment: RunnerDeployment, keep: tuple[str, ...] | None = None,
+                 form: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 ) -> RunnerDeployment:
+    """``deployment`` with its parameter schema made :func:`form_schema` (enforced by the API).
+
+    ``form``, if given, shapes the closed schema further (the run form's choices and help).
+    """
+    schema = deployment._parameter_openapi_schema
+    closed = form_schema(schema.model_dump(), keep)
+    deployment._parameter_openapi_schema = ClosedParameterSchema.model_validate(
+        form(closed) if form is not None else closed)
+    deployment.enforce_parameter_schema = True
+    return deployment
 
 
 def nightly_parameters(settings: Settings, accepted: set[str]) -> dict[str, Any]:
@@ -179,10 +209,8 @@ def answer_deployment(flow: Flow[..., Any] | None = None,
                     "Python steps, review, answer. Parameters: question, model, variant, "
                     "conversation.",
     ))
-    schema = deployment._parameter_openapi_schema
-    deployment._parameter_openapi_schema = type(schema).model_validate(
-        answer_form(schema.model_dump(), settings))
-    return deployment
+    return close_schema(deployment, ANSWER_PARAMETERS,
+                        lambda schema: answer_form(schema, settings))
 
 
 def benchmark_flow(root: Path = REPOSITORY_ROOT) -> Flow[..., Any] | None:
@@ -204,14 +232,14 @@ def benchmark_deployment(settings: Settings,
     import inspect
 
     accepted = set(inspect.signature(flow.fn).parameters)
-    return cast(RunnerDeployment, flow.to_deployment(
+    return close_schema(cast(RunnerDeployment, flow.to_deployment(
         name=BENCHMARK_DEPLOYMENT, tags=["geoask", "benchmark"],
         cron=settings.benchmark_schedule_cron,
         parameters=nightly_parameters(settings, accepted),
         entrypoint_type=entrypoint_type(flow),
         description="The benchmark over benchmark/cases, every night "
                     f"({settings.benchmark_schedule_cron} UTC).",
-    ))
+    )))
 
 
 def serve_deployments(deployments: list[RunnerDeployment], limit: int | None = None,

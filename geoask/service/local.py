@@ -17,6 +17,8 @@ benchmark's concurrent runs are not refused with 503s. :func:`prefect_api` choos
    start one.
 
 ``geoask server`` in a terminal records itself in the same file, so commands reuse it too.
+The API answers only requests that carry its basic-authentication secret (recorded in the 0600
+state file, :func:`api_auth_string`), which every client this module sets up sends.
 ``geoask server stop``, ``geoask db down`` and ``make down`` stop the recorded server
 (:func:`stop_server`). Nothing here imports Prefect until :func:`prefect_api` is entered.
 """
@@ -147,7 +149,20 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
-def wait_for_deployment(api_url: str, name: str, timeout_s: float, log_path: str) -> None:
+def api_auth_string(settings: Settings, api_url: str) -> str | None:
+    """The basic-authentication secret a client of ``api_url`` sends, or None.
+
+    The secret recorded for this home's server when ``api_url`` is its API, else
+    ``PREFECT_API_AUTH_STRING`` from the environment (the user's, for a server of their own).
+    """
+    state = read_state(settings)
+    if state is not None and state.api_url == api_url and state.api_auth_string:
+        return state.api_auth_string
+    return os.environ.get("PREFECT_API_AUTH_STRING") or None
+
+
+def wait_for_deployment(api_url: str, name: str, timeout_s: float, log_path: str,
+                        auth_string: str | None = None) -> None:
     """Return once the server at ``api_url`` has a deployment ``name`` (polls every 0.25 s).
 
     Raises:
@@ -156,10 +171,13 @@ def wait_for_deployment(api_url: str, name: str, timeout_s: float, log_path: str
     """
     import httpx
 
+    from geoask.service.server import auth_headers
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         with contextlib.suppress(httpx.HTTPError, ValueError):
             found = httpx.post(f"{api_url}/deployments/filter", timeout=5,
+                               headers=auth_headers(auth_string),
                                json={"deployments": {"name": {"any_": [name]}}}).json()
             if found:
                 return
@@ -214,7 +232,8 @@ def ensure_server(settings: Settings, configured_url: str | None = None,
             state = start_background(settings)
             if deployment is not None:
                 wait_for_deployment(state.api_url, deployment, settings.server_start_timeout_s,
-                                    str(settings.prefect_home / SERVE_LOG))
+                                    str(settings.prefect_home / SERVE_LOG),
+                                    state.api_auth_string)
             print(f"started the geoask Prefect server in the background in "
                   f"{time.perf_counter() - began:.1f} s: dashboard {state.dashboard_url} "
                   f"(log {state.log_path}; `geoask server stop` stops it)", file=sys.stderr)
@@ -240,6 +259,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     """
     from prefect.context import SyncClientContext
     from prefect.settings import (
+        PREFECT_API_AUTH_STRING,
         PREFECT_API_SSL_CERT_FILE,
         PREFECT_API_URL,
         PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
@@ -250,6 +270,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     from geoask.records import artifact_publisher, background_writes
     from geoask.run.stops import crash_runs_on_stop
     from geoask.service.server import plain_http_ca_file
+    from geoask.service.watch import infrastructure_probes, watch_infrastructure
 
     if not verbose:
         quiet_console()
@@ -264,14 +285,28 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     updates: dict[Any, Any] = {PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     if (ca_file := plain_http_ca_file(url, settings.prefect_home)) is not None:
         updates[PREFECT_API_SSL_CERT_FILE] = str(ca_file)
+    if (auth := api_auth_string(settings, url)) is not None:
+        os.environ["PREFECT_API_AUTH_STRING"] = auth  # subprocesses and Dask workers too
+        updates[PREFECT_API_AUTH_STRING] = auth
     with (temporary_settings(updates=updates), SyncClientContext.get_or_create(),
-          crash_runs_on_stop(url)):
+          crash_runs_on_stop(url), watch_infrastructure(infrastructure_probes(
+              settings, url, _database_url(settings)))):
         try:
             yield url
         finally:
             if wait_for_artifacts:
                 artifact_publisher.flush(ARTIFACT_FLUSH_S)
                 background_writes.flush(ARTIFACT_FLUSH_S)
+
+
+def _database_url(settings: Settings) -> str | None:
+    """The reader's URL of the data's database (watched while flows run), None if unknown."""
+    from geoask.db.urls import reader_url
+
+    try:
+        return reader_url(settings)
+    except Exception:  # no URL to watch; the flows' own connections report the cause
+        return None
 
 
 def _live_state(settings: Settings) -> ServerState | None:

@@ -13,8 +13,10 @@ of the embedded PostgreSQL cluster (:func:`prepare_server_database`; SQLite unde
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -72,13 +74,41 @@ def api_url_for(port: int) -> str:
     return f"http://{LOOPBACK}:{port}/api"
 
 
-def client_environment(settings: Settings, api_url: str) -> dict[str, str]:
+AUTH_USER = "geoask"
+"""The user part of the API's basic-authentication string (``geoask:<secret>``)."""
+
+
+def new_auth_string() -> str:
+    """A fresh secret for the Prefect API's basic authentication: ``geoask:<43 characters>``.
+
+    ``PREFECT_SERVER_API_AUTH_STRING`` in the environment of ``geoask server`` wins over it
+    (:meth:`PrefectServer.start`): several machines then share the one the user chose.
+    """
+    return f"{AUTH_USER}:{secrets.token_urlsafe(32)}"
+
+
+def auth_headers(auth_string: str | None) -> dict[str, str]:
+    """The ``Authorization`` header Prefect's clients send for ``auth_string`` ({} for None).
+
+    >>> auth_headers("geoask:s3cret")
+    {'Authorization': 'Basic Z2VvYXNrOnMzY3JldA=='}
+    """
+    if not auth_string:
+        return {}
+    return {"Authorization": "Basic " + base64.b64encode(auth_string.encode()).decode()}
+
+
+def client_environment(settings: Settings, api_url: str,
+                       auth_string: str | None = None) -> dict[str, str]:
     """Variables a Prefect client, runner or worker of this server needs (telemetry off).
 
     Results are persisted under ``<home>/prefect/storage`` so a caller of the API can read a
-    flow run's return value (geoask's tasks opt out: ``tasks/options.py``).
+    flow run's return value (geoask's tasks opt out: ``tasks/options.py``); ``auth_string``
+    is the API's basic-authentication secret (``PREFECT_API_AUTH_STRING``), which the flow
+    runs started by this process inherit.
     """
     return {
+        **({"PREFECT_API_AUTH_STRING": auth_string} if auth_string else {}),
         "PREFECT_API_URL": api_url,
         "PREFECT_HOME": str(settings.prefect_home),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -136,12 +166,16 @@ load (``benchmark/prefect_server.py``).
 
 
 def server_environment(
-    settings: Settings, port: int, database_url: str, base: Mapping[str, str] | None = None
+    settings: Settings, port: int, database_url: str, base: Mapping[str, str] | None = None,
+    auth_string: str | None = None,
 ) -> dict[str, str]:
     """Environment of the ``prefect server start`` child: ``base`` plus the server settings.
 
     ``database_url`` is the SQLAlchemy URL of the server's database
-    (:func:`prepare_server_database`).
+    (:func:`prepare_server_database`); ``auth_string`` turns on Prefect's basic
+    authentication (``PREFECT_SERVER_API_AUTH_STRING``): every API request but
+    ``GET /api/health`` and ``/api/ready`` must carry it, else 401, and so must the first
+    message of every websocket (events, logs, task runs).
 
     A ``PREFECT_API_URL`` inherited from ``base`` is dropped: the server must not point at
     another server, and the dashboard is told the API URL of this one. The task-run recorder
@@ -159,6 +193,8 @@ def server_environment(
         "PREFECT_UI_API_URL": api_url_for(port),
         "PREFECT_SERVER_DATABASE_CONNECTION_URL": database_url,
     })
+    if auth_string:
+        environment["PREFECT_SERVER_API_AUTH_STRING"] = auth_string
     return environment
 
 
@@ -188,6 +224,8 @@ class PrefectServer:
     Attributes:
         started_in_s: seconds from launch until the health endpoint answered (after start).
         database_url: the server database's SQLAlchemy URL (after start).
+        auth_string: the API's basic-authentication secret (after start):
+            ``PREFECT_SERVER_API_AUTH_STRING`` from the environment, else a new random one.
 
     """
 
@@ -198,6 +236,7 @@ class PrefectServer:
         self.log_path = log_path or settings.prefect_home / "server.log"
         self.started_in_s: float | None = None
         self.database_url: str | None = None
+        self.auth_string: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
 
@@ -231,11 +270,13 @@ class PrefectServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         begin = time.perf_counter()
         self.database_url = database_url = prepare_server_database(self.settings)
+        self.auth_string = os.environ.get("PREFECT_SERVER_API_AUTH_STRING") or new_auth_string()
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "prefect", "server", "start", "--host", LOOPBACK,
                  "--port", str(self.port), "--analytics-off"],
-                env=server_environment(self.settings, self.port, database_url, os.environ),
+                env=server_environment(self.settings, self.port, database_url, os.environ,
+                                       self.auth_string),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -35,6 +36,10 @@ class ServerState:
         prefect_started_at: that child's start, likewise.
         worker_url: the warm question worker (:mod:`geoask.service.worker`), when it runs.
         worker_token: the secret its requests carry (the file is mode 0600).
+        api_auth_string: the secret of the Prefect API's basic authentication
+            (``PREFECT_SERVER_API_AUTH_STRING`` of the server, ``PREFECT_API_AUTH_STRING`` of
+            every client geoask starts; the dashboard's password); None for a server started
+            before geoask set one.
 
     """
 
@@ -49,6 +54,7 @@ class ServerState:
     prefect_started_at: float | None = None
     worker_url: str | None = None
     worker_token: str | None = None
+    api_auth_string: str | None = None
 
     @property
     def dashboard_url(self) -> str:
@@ -70,12 +76,15 @@ def read_state(settings: Settings) -> ServerState | None:
 
 
 def write_state(settings: Settings, state: ServerState) -> None:
-    """Record ``state`` (atomically; mode 0600, the file names the database user)."""
+    """Record ``state`` (atomically; mode 0600 from its creation: the file holds secrets)."""
     path = state_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(asdict(state), indent=2))
-    temporary.chmod(0o600)
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()  # a leftover could have looser permissions
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(json.dumps(asdict(state), indent=2))
     temporary.replace(path)
 
 

@@ -265,8 +265,11 @@ def test_cli_describe_against_the_fake_server_writes_kept_meanings(database, tmp
     geom = catalog.table("airports").column("geom")
     assert geom.unit == "degree (EPSG:4326)"  # drafted from the CRS; the agent's guess not kept
     drafted = draft_catalog(database.reader_url, ["demo"])
-    for table in catalog.tables:  # COMMENT ON texts are never overwritten by the agent
-        assert table.theme == drafted.table(table.name).theme != "TODO"
-    assert drafted.table("airports").title == "TODO"  # the comment went to the theme only ...
-    assert catalog.table("airports").title == "Airports"  # ... so the agent's title is kept
+    for table in catalog.tables:  # COMMENT ON texts stay apart, unreviewed, never overwritten
+        assert table.from_database == drafted.table(table.name).from_database != {}
+        assert drafted.table(table.name).title == drafted.table(table.name).theme == "TODO"
+        described = table.name == "airports"
+        assert (table.theme == airports["theme"]) is described
+        assert (table.theme == "TODO") is not described  # refused: left for a person
+    assert catalog.table("airports").title == "Airports"  # the agent's title fills a TODO
     assert "Titles, themes and column meanings of 1 tables were written" in out.read_text()

@@ -37,7 +37,12 @@ def served(database) -> Iterator[harness.Served]:
 
 @pytest.fixture
 def page(chromium, tmp_path):
-    """A headless Chromium page (its own profile under tmp_path), closed afterwards."""
+    """A headless Chromium page (its own profile under tmp_path), closed afterwards.
+
+    Logged in to the shared server's dashboard when one runs (request ``served`` first): the
+    Prefect UI keeps the API's basic-authentication secret in local storage, as a person's
+    browser does after its password form.
+    """
     from playwright.sync_api import sync_playwright
     from test_dashboard import CHROMIUM_ARGS
 
@@ -45,6 +50,9 @@ def page(chromium, tmp_path):
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"), executable_path=str(chromium), headless=True,
             args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000})
+        if harness._served is not None and (auth := harness._served.headers):
+            token = auth["Authorization"].removeprefix("Basic ")
+            context.add_init_script(f"localStorage.setItem('prefect-password', '{token}')")
         try:
             yield context.new_page()
         finally:

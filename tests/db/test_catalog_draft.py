@@ -103,14 +103,16 @@ def test_draft_of_demo_finds_tables_types_srids_keys_joins_comments(database):
         assert got.primary_key == table.primary_key
         assert sorted((fk.columns, fk.ref_table, fk.ref_columns) for fk in got.foreign_keys) == \
             sorted((fk.columns, fk.ref_table, fk.ref_columns) for fk in table.foreign_keys)
-        assert got.theme == table_comment(table)  # COMMENT ON TABLE harvested
-        assert got.title == TODO  # a comment of several sentences is used once: the theme
+        # COMMENT ON TABLE harvested, unreviewed: a person confirms it into the theme
+        assert got.from_database == {"theme": table_comment(table)}
+        assert got.title == got.theme == TODO  # never catalog text before a person reads it
         assert [c.name for c in got.columns] == [c.name for c in table.columns]
         for column in table.columns:
             drafted_column = got.column(column.name)
             assert drafted_column.type == pg_type_name(column.type), (table.name, column.name)
             assert drafted_column.nullable == column.nullable
-            assert drafted_column.description == column_comment(column)
+            assert drafted_column.description == TODO
+            assert drafted_column.from_database == {"description": column_comment(column)}
             if column.is_geometry:
                 assert drafted_column.geo is not None
                 assert drafted_column.geo.srid == 4326
@@ -139,7 +141,7 @@ def test_draft_of_demo_finds_tables_types_srids_keys_joins_comments(database):
                    for e in ((j.left + j.right) for j in spatial.values()))
     cells = drafted.table("climate_grid_cells")
     assert cells.column("center_lon").abbreviation_candidates == {"lon": ["longitude"]}
-    assert cells.column("center_lon").description == column_comment(
+    assert cells.column("center_lon").from_database["description"] == column_comment(
         demo.table("climate_grid_cells").column("center_lon"))  # nothing invented
     assert drafted.table("us_states").column("state_name").abbreviation_candidates == {}
     assert drafted.table("airports").spatial_granularity == "point"
@@ -166,7 +168,8 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     assert result.returncode == 0, result.stderr
     catalog = load_catalog(out)
     assert catalog.schema_name == EXTRA
-    assert catalog.description.startswith("Test schema")
+    assert catalog.description == TODO
+    assert catalog.from_database["description"].startswith("Test schema")
     assert {t.name: t.kind for t in catalog.tables} == {
         "Odd Name": "table", "cases": "table", "docks": "table", "sites": "table",
         "tract_centres": "view",
@@ -177,9 +180,12 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     tracts, cases = catalog.table("tracts"), catalog.table("cases")
     assert tracts.expected_rows == 30 and cases.expected_rows == 150
     assert cases.primary_key == [] and tracts.primary_key == ["geoid"]
-    assert tracts.theme == TODO  # a one-sentence comment is used once: the title
-    assert tracts.column("geoid").description == "Census tract GEOID, eleven digits."
+    assert tracts.theme == tracts.title == TODO  # a comment is never catalog text unreviewed
+    assert tracts.column("geoid").description == TODO
+    assert tracts.column("geoid").from_database == {
+        "description": "Census tract GEOID, eleven digits."}
     assert tracts.column("tract_name").description == TODO
+    assert tracts.column("tract_name").from_database == {}
     assert tracts.column("borough").values == ["North", "South"]
     assert tracts.column("tract_name").values is None  # 30 distinct names: no vocabulary
     assert tracts.column("population").range == (100, 3000)
@@ -216,8 +222,12 @@ def test_draft_of_extra_schema_loads_and_check_lists_only_todos(extra, tmp_path)
     assert ("Odd Name.geoid", "tracts.geoid", "attribute", True) in joins
     assert not any(j.left.endswith(".geom") for j in catalog.join_paths if j.kind != "spatial")
     todos = catalog.todos()
-    assert tracts.title == "Census tracts of a test county, stored in UTM zone 18N metres"
+    # a one-sentence comment would be the title; it waits for a person in from_database
+    assert tracts.from_database == {
+        "title": "Census tracts of a test county, stored in UTM zone 18N metres"}
     assert "cases: title is TODO" in todos and "tracts.population: unit is TODO" in todos
+    assert any(line.startswith('tracts: title from the database, unreviewed: "Census tracts')
+               for line in todos)
     checked = _run("catalog", "check", "--catalog", str(out), "--database-url", extra.reader_url)
     assert checked.returncode == 1
     assert checked.stdout.splitlines() == todos

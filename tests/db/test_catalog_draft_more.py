@@ -88,9 +88,12 @@ def test_same_named_non_key_columns_join_by_sampled_match_share(drafted):
 
 def test_a_table_comment_is_used_once(drafted):
     counties, parcels = drafted.table("counties"), drafted.table("parcels")
-    assert (counties.title, counties.theme) == ("Counties of a test state", TODO)
-    assert parcels.title == TODO
-    assert parcels.theme.startswith("Tax parcels of a test state. Each row is one parcel")
+    assert counties.from_database == {"title": "Counties of a test state"}
+    assert list(parcels.from_database) == ["theme"]
+    assert parcels.from_database["theme"].startswith(
+        "Tax parcels of a test state. Each row is one parcel")
+    for table in (counties, parcels):  # unreviewed: never the catalog's own text
+        assert table.title == table.theme == TODO
 
 
 def test_sampling_a_slow_view_stops_at_the_budget_and_is_noted(drafted):

@@ -55,6 +55,22 @@ class Served:
     def dashboard_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def auth_string(self) -> str | None:
+        """The API's basic-authentication secret, from the server's 0600 record."""
+        try:
+            record = json.loads((self.work / "prefect" / "server.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return record.get("api_auth_string")
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The API's basic-authentication header ({} without a recorded secret)."""
+        from geoask.service.server import auth_headers
+
+        return auth_headers(self.auth_string)
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
@@ -152,8 +168,9 @@ def _start(timeout_s: float, answer_flow: str | None = f"{SHIM}:answer_question"
     return served
 
 
-def deployment_names(api_url: str) -> list[str]:
-    response = httpx.post(f"{api_url}/deployments/filter", json={}, timeout=5)
+def deployment_names(api_url: str, headers: dict[str, str] | None = None) -> list[str]:
+    response = httpx.post(f"{api_url}/deployments/filter", json={}, timeout=5,
+                          headers=headers or {})
     response.raise_for_status()
     return [d["name"] for d in response.json()]
 
@@ -164,7 +181,7 @@ def _wait_for_deployment(served: Served, name: str, deadline: float) -> None:
             raise RuntimeError(f"geoask server exited with {served.process.returncode}:\n"
                                f"{served.log()}")
         try:
-            if name in deployment_names(served.api_url):
+            if name in deployment_names(served.api_url, served.headers):
                 return
         except httpx.HTTPError:
             pass
@@ -224,7 +241,8 @@ def stop_background(served: Served) -> subprocess.CompletedProcess[str]:
 
 def api_json(served: Served, path: str, body: dict | None = None) -> list | dict:
     """POST ``body`` to ``<api>/<path>`` and return the JSON reply."""
-    response = httpx.post(f"{served.api_url}/{path}", json=body or {}, timeout=10)
+    response = httpx.post(f"{served.api_url}/{path}", json=body or {}, timeout=10,
+                          headers=served.headers)
     response.raise_for_status()
     return json.loads(response.text)
 

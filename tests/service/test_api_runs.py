@@ -38,7 +38,9 @@ def api_run(served):
 
 
 def direct_run(served: Served, question: str) -> dict:
-    environment = {**served.environment, "PREFECT_API_URL": served.api_url}
+    # a plain Prefect client of the server, as a user's script is: URL and secret
+    environment = {**served.environment, "PREFECT_API_URL": served.api_url,
+                   "PREFECT_API_AUTH_STRING": served.auth_string or ""}
     completed = subprocess.run(
         [sys.executable, str(HERE / "run_direct.py"), question], env=environment,
         capture_output=True, text=True, timeout=600, check=False)
@@ -47,7 +49,7 @@ def direct_run(served: Served, question: str) -> dict:
 
 
 def test_deployments_are_served_with_the_run_form_parameters(served):
-    assert "answer-question" in deployment_names(served.api_url)
+    assert "answer-question" in deployment_names(served.api_url, served.headers)
     deployment = next(d for d in api_json(served, "deployments/filter")
                       if d["name"] == "answer-question")
     assert set(deployment["parameter_openapi_schema"]["properties"]) == {

@@ -174,3 +174,20 @@ def test_a_server_that_exits_at_start_is_one_clear_error(settings, monkeypatch):
     with pytest.raises(ServiceError, match=r"exited with code 3 while starting: boom: no luck"):
         local.ensure_server(settings)
     assert state_file.read_state(settings) is None
+
+
+def test_the_recorded_secret_goes_to_its_own_api_and_the_environments_to_others(
+        settings, monkeypatch):
+    import os
+    import stat
+
+    port = free_port()
+    record = state(os.getpid(), port, api_auth_string="geoask:recorded")
+    state_file.write_state(settings, record)
+    assert stat.S_IMODE(state_file.state_path(settings).stat().st_mode) == 0o600
+    monkeypatch.setenv("PREFECT_API_AUTH_STRING", "geoask:from-the-environment")
+    assert local.api_auth_string(settings, record.api_url) == "geoask:recorded"
+    other = f"http://127.0.0.1:{free_port()}/api"  # a server of the user's own
+    assert local.api_auth_string(settings, other) == "geoask:from-the-environment"
+    monkeypatch.delenv("PREFECT_API_AUTH_STRING")
+    assert local.api_auth_string(settings, other) is None

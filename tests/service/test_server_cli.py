@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import select
 import signal
+import stat
 import subprocess
 import time
+from pathlib import Path
 
+import httpx
+import pytest
+import websockets
 from harness import GEOASK, ROOT, drop_server_database, server_database
 
 from geoask.base.ports import port_is_free
-from geoask.service.server import api_url_for, free_port, is_healthy
+from geoask.service.server import api_url_for, auth_headers, free_port, is_healthy
 
 
 def test_server_starts_healthy_and_stops_cleanly(tmp_path):
@@ -40,6 +47,8 @@ def test_server_starts_healthy_and_stops_cleanly(tmp_path):
         assert f"running (foreground, pid {process.pid}): dashboard http://127.0.0.1:{port}" \
             in status, status
         assert f"/{server_database(tmp_path)}" in status and ":***@" in status
+        assert "need its password: api_auth_string in" in status
+        _assert_only_the_secret_opens_the_api(tmp_path / "prefect" / "server.json", port)
     finally:
         process.send_signal(signal.SIGTERM)
         rest, _ = process.communicate(timeout=60)
@@ -51,6 +60,34 @@ def test_server_starts_healthy_and_stops_cleanly(tmp_path):
     assert "Traceback" not in output
     assert not is_healthy(api_url_for(port))
     assert port_is_free(port)
+
+
+def _assert_only_the_secret_opens_the_api(record: Path, port: int) -> None:
+    """Basic authentication: 401 without the recorded secret, on HTTP and websockets alike."""
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    secret = json.loads(record.read_text())["api_auth_string"]
+    assert secret.startswith("geoask:") and len(secret) > 40
+    api = api_url_for(port)
+    query = {"artifacts": {}, "limit": 1}
+    assert httpx.post(f"{api}/artifacts/filter", json=query, timeout=60).status_code == 401
+    wrong = auth_headers("geoask:guessed")
+    assert httpx.post(f"{api}/artifacts/filter", json=query, headers=wrong,
+                      timeout=60).status_code == 401
+    assert httpx.post(f"{api}/artifacts/filter", json=query,
+                      headers=auth_headers(secret), timeout=60).status_code == 200
+    assert httpx.get(f"{api}/health", timeout=60).status_code == 200  # probes stay open
+    events = f"ws://127.0.0.1:{port}/api/events/out"
+
+    async def subscribe(token: str | None) -> str:
+        async with websockets.connect(events, subprotocols=["prefect"]) as socket:
+            await socket.send(json.dumps({"type": "auth", "token": token}))
+            return json.loads(await socket.recv())["type"]
+
+    assert asyncio.run(subscribe(secret)) == "auth_success"
+    for token in ("geoask:guessed", None):
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            asyncio.run(subscribe(token))
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
 
 
 def test_a_bad_answer_flow_fails_at_once_in_one_line():

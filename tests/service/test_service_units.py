@@ -131,6 +131,66 @@ def test_nightly_benchmark_deployment_is_scheduled():
     assert deployment.parameters == {"model": "reference", "variant": "FULL"}
 
 
+def _refusal(deployment, parameters: dict) -> str | None:
+    """What the API answers a run of ``deployment`` with ``parameters``: None, or its reason."""
+    from prefect.utilities.schema_tools.validation import ValidationError, validate
+
+    assert deployment.enforce_parameter_schema
+    schema = deployment._parameter_openapi_schema.model_dump(exclude_unset=True)
+    try:  # the check the server runs on every flow run created from a deployment
+        validate(parameters, schema, raise_on_error=True)
+    except ValidationError as error:
+        return str(error)
+    return None
+
+
+def test_the_served_deployments_refuse_unknown_and_unbounded_parameters():
+    nightly = deployments.benchmark_deployment(Settings())
+    answer = deployments.answer_deployment()
+    assert nightly is not None
+    assert _refusal(nightly, {"model": "reference", "repeat": 3, "limit": 5}) is None
+    assert "greater than the maximum of 20" in _refusal(nightly, {"repeat": 500})
+    assert "less than the minimum of 1" in _refusal(nightly, {"repeat": 0})
+    assert "less than the minimum of 1" in _refusal(nightly, {"limit": -1})
+    assert "('bogus' was unexpected)" in _refusal(nightly, {"bogus": 1})
+    assert _refusal(answer, {"question": "How many airports?"}) is None
+    assert "('services' was unexpected)" in _refusal(answer, {"question": "q", "services": {}})
+
+
+def test_the_flow_refuses_a_repeat_past_the_bound_in_one_line():
+    from geoask.bench.runs import MAX_REPEAT, run_keys
+    from geoask.errors import ConfigurationError
+
+    assert len(run_keys("reference", [], MAX_REPEAT, [])) == 0
+    with pytest.raises(ConfigurationError, match=f"--repeat must be 1 to {MAX_REPEAT}, got 21"):
+        run_keys("reference", [], MAX_REPEAT + 1, [])
+
+
+def test_the_servers_secret_goes_to_the_server_and_every_client(tmp_path):
+    settings = Settings(home=tmp_path)
+    secret = server.new_auth_string()
+    assert secret.startswith("geoask:") and secret != server.new_auth_string()
+    environment = server.server_environment(settings, 4200, "sqlite+aiosqlite://", {},
+                                            secret)
+    assert environment["PREFECT_SERVER_API_AUTH_STRING"] == secret
+    client = server.client_environment(settings, "http://127.0.0.1:4200/api", secret)
+    assert client["PREFECT_API_AUTH_STRING"] == secret
+    assert "PREFECT_API_AUTH_STRING" not in server.client_environment(
+        settings, "http://127.0.0.1:4200/api")
+
+
+def test_a_refused_run_is_one_line_naming_the_reason():
+    import httpx
+
+    from geoask.service.client import refusal_message
+
+    refused = refusal_message("f/d", httpx.Response(409, json={"detail": "Error creating flow "
+                                                                "run: Validation failed.\n x"}))
+    assert refused == ("the Prefect API refused a run of f/d (HTTP 409): Error creating flow run: "
+                       "Validation failed. x")
+    assert "PREFECT_API_AUTH_STRING" in refusal_message("f/d", httpx.Response(401, json={}))
+
+
 # deployments/prefect.yaml must describe the same deployments as geoask server serves.
 
 def prefect_yaml() -> dict:

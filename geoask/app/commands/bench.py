@@ -5,7 +5,9 @@ Run ``geoask bench [--model M] [--variant V|all] [--tasks-file F] [--limit N] [-
 (``flows/run_benchmark.py``; finished questions are kept under ``--out`` so a rerun resumes)
 and print the report (questions that failed on infrastructure are redone by the next run);
 SIGINT/SIGTERM stop it within seconds, keeping the finished questions (exit 130/143, one
-line says what was kept); ``geoask bench showcase`` prints three answered questions with their
+line says what was kept), and so does the Prefect API or the database going away (exit 5,
+:mod:`geoask.service.watch`), the exit code also of a run in which any question failed on
+infrastructure; ``geoask bench showcase`` prints three answered questions with their
 evidence trails.
 Run ``geoask bench verify [--cases|--tasks-file F] [--only ID ...]`` to recompute every case's
 reference program (SQL guard + read-only executor + sandbox, for real) and its independent
@@ -24,6 +26,8 @@ from typing import Any
 import typer
 
 from geoask.base.console import quiet_console
+from geoask.base.interrupt import EXIT_INFRASTRUCTURE
+from geoask.bench.runs import MAX_REPEAT
 from geoask.bench.verify import reference_answer, summarize, verify_case
 from geoask.cases.loader import (
     LoadedCase,
@@ -184,8 +188,9 @@ def bench(
     tasks_file: Path | None = TASKS_FILE_OPTION,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N cases."),
     repeat: int = typer.Option(
-        1, "--repeat", min=1,
-        help="Runs per case and variant; the report gives the mean and a bootstrap 95% interval."),
+        1, "--repeat", min=1, max=MAX_REPEAT,
+        help=f"Runs per case and variant (1 to {MAX_REPEAT}); the report gives the mean and a "
+             "bootstrap 95% interval."),
     out: Path | None = OUT_OPTION,
     fresh: bool = typer.Option(False, "--fresh", help="Delete the saved runs under --out first."),
     via_api: bool = typer.Option(
@@ -195,7 +200,13 @@ def bench(
     verbose: bool = typer.Option(
         False, "--verbose", help="Show Prefect's run log lines on the terminal too."),
 ) -> None:
-    """Run the benchmark (when no sub-command is given) and print the report."""
+    """Run the benchmark (when no sub-command is given) and print the report.
+
+    Exit 0 when every question ran; 5 when any failed on infrastructure (database, model
+    endpoint, sandbox, Prefect API: rerun to redo just those) or the Prefect API or the
+    database went away mid-run (finished questions kept; rerun to resume); 130/143 on
+    SIGINT/SIGTERM.
+    """
     if ctx.invoked_subcommand is not None:
         return
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
@@ -225,15 +236,16 @@ def bench(
         from geoask.base.interrupt import run_until_stopped
         from geoask.service.client import run_deployment_and_wait
         from geoask.service.local import ensure_server
+        from geoask.service.watch import api_probe, watch_infrastructure
 
         _check_served(parameters, settings)
-        ensure_server(settings, deployment="nightly-benchmark")
-
-        summary = run_until_stopped(
-            lambda: run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
-                                            settings.api_run_timeout_s),
-            lambda: f"stopped waiting; the flow run on the server goes on and keeps its "
-                    f"finished questions under {folder}/runs")
+        api_url = ensure_server(settings, deployment="nightly-benchmark")
+        with watch_infrastructure([api_probe(api_url)]):
+            summary = run_until_stopped(
+                lambda: run_deployment_and_wait("run-benchmark/nightly-benchmark", parameters,
+                                                settings.api_run_timeout_s),
+                lambda: f"stopped waiting; the flow run on the server goes on and keeps its "
+                        f"finished questions under {folder}/runs")
     else:
         from geoask.service.local import prefect_api
 
@@ -250,6 +262,8 @@ def bench(
     typer.echo(f"runs:   {folder}/runs/ (one JSON per question: answer, evidence, execution "
                "log, artifact folder); Prefect UI: flow run-benchmark and its answer-question "
                "subflow runs (artifacts benchmark-report, benchmark-summary)")
+    if redo:
+        raise typer.Exit(code=EXIT_INFRASTRUCTURE)
 
 
 def _check_served(parameters: dict[str, Any], settings: Settings) -> None:

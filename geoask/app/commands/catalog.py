@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from geoask.app.commands.retrieval import register as register_retrieval_commands
+from geoask.base.result_view import quoted_name
 from geoask.catalog.ddl import column_comment
 from geoask.catalog.describe import DescriptionOutput, DescriptionRefusal
 from geoask.catalog.model import Catalog, JoinPath, Table, load_catalog
@@ -33,7 +34,7 @@ def describe(table: Table) -> str:
     coverage = (f"{table.temporal_coverage.start} to {table.temporal_coverage.end}"
                 if table.temporal_coverage else "none")
     lines = [
-        f"{table.name} — {table.title} ({_rows(table)} rows)",
+        f"{quoted_name(table.name)} — {table.title} ({_rows(table)} rows)",
         f"  {table.theme}",
         f"  spatial granularity: {table.spatial_granularity}; temporal: "
         f"{table.temporal_granularity}, coverage {coverage}",
@@ -42,7 +43,7 @@ def describe(table: Table) -> str:
     lines += [f"  unique: {', '.join(key)}" for key in table.unique]
     lines += [f"  foreign key: ({', '.join(fk.columns)}) -> {fk.ref_table}"
               f"({', '.join(fk.ref_columns)})" for fk in table.foreign_keys]
-    lines += [f"  - {c.name} {c.type}: {column_comment(c)}" for c in table.columns]
+    lines += [f"  - {quoted_name(c.name)} {c.type}: {column_comment(c)}" for c in table.columns]
     lines.append(f"  source: {table.source}")
     return "\n".join(lines)
 
@@ -173,7 +174,7 @@ class _AgentDescriber:
         for note in report.notes:
             typer.echo(note)
         for name, reason in report.refused.items():
-            typer.echo(f"{name}: not described ({reason})")
+            typer.echo(f"{quoted_name(name)}: not described ({reason})")
         typer.echo(f"catalog agent: {len(report.described)} of {len(catalog.tables)} tables "
                    f"described in {self.requests} model requests, {self.prompt_tokens:,} prompt "
                    f"+ {self.completion_tokens:,} completion tokens")
