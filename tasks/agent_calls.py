@@ -46,7 +46,7 @@ def call_agent(
     role = agent.name
     if role is None:
         raise ValueError("call_agent needs a named agent (Agent(name=<role>))")
-    model = TranscribingModel(models(role))
+    model = TranscribingModel(models(role), role)
     number = recorder.next_call
     begin = time.perf_counter()
     with capture_run_messages() as messages:

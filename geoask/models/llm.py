@@ -40,6 +40,7 @@ from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
 from geoask.models.output_modes import output_mode_for, with_output_mode
 from geoask.models.recorded import RECORDED_PREFIX, RecordedModel, run_folder
 from geoask.models.tokens import TokenUsage, token_usage
+from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME
 from geoask.settings import Settings
 from geoask.settings.models import AGENT_ROLES
 
@@ -53,8 +54,6 @@ REFERENCE_MODEL: Final = "reference"
 
 ModelProvider = Callable[[str], Model]
 """Agent role (one of :data:`ROLES`) -> the pydantic-ai model that plays it."""
-# Name recorded as provider_name of responses from GEOASK_OPENAI_BASE_URL.
-OPENAI_COMPATIBLE_PROVIDER_NAME: Final = "geoask-openai-compatible"
 
 _HOW_TO_CONFIGURE = (
     "set GEOASK_MODEL to a pydantic-ai model string (e.g. openai:gpt-4o with OPENAI_API_KEY, "
@@ -126,7 +125,8 @@ def model_for(role: str, settings: Settings, *, reference_model: Model | None = 
         model = _openai_model(name.removeprefix("openai:"), settings, request_settings)
     else:
         model = _inferred_model(name, request_settings)
-    return with_output_mode(model, output_mode_for(role, settings, name))
+    return with_output_mode(model, output_mode_for(role, settings, name),
+                            settings.model_context_tokens)
 
 
 def _local_root(settings: Settings) -> Path | None:

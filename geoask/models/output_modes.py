@@ -56,14 +56,17 @@ def output_mode_for(role: str, settings: Settings, model_name: str) -> str:
     return BACKEND_OUTPUT_MODES.get(backend, "tool")
 
 
-def with_output_mode(model: Model, mode: str) -> Model:
+def with_output_mode(model: Model, mode: str, context_window: int | None = None) -> Model:
     """``model`` answering in ``mode`` (set on its profile, before the profile is first read).
 
-    A native mode also declares JSON-schema output supported, as the user asked for it.
+    A native mode also declares JSON-schema output supported, as the user asked for it;
+    ``context_window`` (``GEOASK_MODEL_CONTEXT_TOKENS``) replaces what the profile knows.
     """
     extra = ModelProfile(default_structured_output_mode=mode)  # type: ignore[typeddict-item]
     if mode == "native":
         extra["supports_json_schema_output"] = True
+    if context_window:
+        extra["context_window"] = context_window
     user = model._profile
     if callable(user):
         def layered(default: ModelProfile) -> ModelProfile:

@@ -45,7 +45,7 @@ def token_usage(
     counted with ``count_tokens`` - by default the shipped WordPiece tokenizer of
     ``geoask.embeddings``, a local approximation (no tiktoken, nothing downloaded).
     """
-    counter = count_tokens or _shipped_count
+    counter = count_tokens or count_text
     prompt_total = completion_total = requests = 0
     locally = False
     conversation: list[str] = []
@@ -53,11 +53,11 @@ def token_usage(
         if isinstance(message, ModelRequest):
             if message.instructions:
                 conversation.append(message.instructions)
-            conversation.extend(_part_text(part) for part in message.parts)
+            conversation.extend(part_text(part) for part in message.parts)
             continue
         requests += 1
         usage = message.usage
-        response_text = "\n".join(_part_text(part) for part in message.parts)
+        response_text = "\n".join(part_text(part) for part in message.parts)
         if usage.input_tokens or usage.output_tokens:
             prompt_total += usage.input_tokens
             completion_total += usage.output_tokens
@@ -69,7 +69,7 @@ def token_usage(
     return TokenUsage(prompt_total, completion_total, requests, locally)
 
 
-def _part_text(part: Any) -> str:
+def part_text(part: Any) -> str:
     """The text a message part contributes to a prompt (content or tool-call arguments)."""
     if hasattr(part, "args"):
         args = part.args
@@ -83,10 +83,11 @@ def _part_text(part: Any) -> str:
         return str(content)
 
 
-def _shipped_count(text: str) -> int:
+def count_text(text: str) -> int:
+    """Tokens of ``text`` by the shipped WordPiece tokenizer (a local approximation)."""
     from geoask.embeddings.static import shipped_embedder
 
     return shipped_embedder().count_tokens(text)
 
 
-__all__ = ["TokenUsage", "token_usage"]
+__all__ = ["TokenUsage", "count_text", "part_text", "token_usage"]

@@ -30,9 +30,13 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
+from geoask.models.context import check_context, served_context_tokens
+
 CALLS_FOLDER: Final = "calls"
 """The run folder's sub-folder of transcripts (``calls/<n>-<role>.json``)."""
 REDACTED: Final = "[redacted]"
+OPENAI_COMPATIBLE_PROVIDER_NAME: Final = "geoask-openai-compatible"
+"""The provider name of ``openai-compatible:`` models (whose server is asked its window)."""
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
 _PATTERNS: Final = (
     re.compile(r"(?i)(authorization\"?\s*[:=]\s*\"?)(?:[a-z]+\s+)?[^\s\"',}]+"),
@@ -153,16 +157,30 @@ class TranscribingModel(WrapperModel):
 
     """
 
-    def __init__(self, wrapped: Model) -> None:
-        """Wrap ``wrapped``; nothing recorded yet."""
+    def __init__(self, wrapped: Model, role: str) -> None:
+        """Wrap ``wrapped``, the model of agent ``role``; nothing recorded yet."""
         super().__init__(wrapped)
+        self.role = role
         self.records: list[RequestRecord] = []
+
+    def window(self) -> int | None:
+        """The model's context window: its profile's, else what its local server reports."""
+        known = self.wrapped.context_window
+        if known or self.wrapped.system != OPENAI_COMPATIBLE_PROVIDER_NAME:
+            return known
+        return served_context_tokens(str(getattr(self.wrapped, "base_url", "")))
 
     async def request(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
                       model_request_parameters: ModelRequestParameters) -> ModelResponse:
-        """Forward the request, timing it and recording its response or failure."""
+        """Forward the request, timing it and recording its response or failure.
+
+        Raises:
+            ContextOverflowError: the prompt would not fit the model's context window.
+
+        """
         begin = time.perf_counter()
         try:
+            check_context(self.role, self.window(), messages, model_request_parameters)
             response = await self.wrapped.request(messages, model_settings,
                                                   model_request_parameters)
         except Exception as error:
