@@ -20,7 +20,8 @@ from geoask.records.run_artifacts import Markdown, code_block
 _PART_LABELS = {
     "system-prompt": "system", "user-prompt": "user", "text": "model text",
     "tool-call": "model tool call", "tool-return": "tool return",
-    "retry-prompt": "retry (validator)", "thinking": "model thinking",
+    "retry-prompt": "retry (validator)", "retry-feedback": "retry (validator)",
+    "thinking": "model thinking",
 }
 
 
@@ -40,9 +41,7 @@ def call_text(call: CallTranscript) -> str:
     for message in call.messages:
         if message.get("instructions") and message.get("kind") == "request":
             lines.append(f"  [instructions] {message['instructions']}")
-        for part in message.get("parts", []):
-            lines.append(f"  [{_PART_LABELS.get(part.get('part_kind'), part.get('part_kind'))}]"
-                         f" {_part_text(part)}")
+        lines += [f"  [{_label(part)}] {_part_text(part)}" for part in message.get("parts", [])]
     lines += [f"  [request {index} failed after {record.latency_ms:.0f} ms] {record.error}"
               for index, record in enumerate(call.requests, start=1) if record.error]
     return "\n".join(lines)
@@ -59,12 +58,19 @@ def calls_markdown(calls: Sequence[CallTranscript]) -> Markdown:
                     "\n\n{}\n\n</details>").format(len(calls), body)
 
 
+def _label(part: dict[str, Any]) -> str:
+    kind = str(part.get("part_kind"))
+    if kind == "tool-return" and part.get("outcome") == "retried":
+        return "retry (validator)"
+    return _PART_LABELS.get(kind, kind)
+
+
 def _part_text(part: dict[str, Any]) -> str:
     if part.get("part_kind") == "tool-call":
         args = part.get("args")
         return f"{part.get('tool_name')} {args if isinstance(args, str) else json.dumps(args)}"
     content = part.get("content")
-    if part.get("part_kind") == "tool-return":
+    if part.get("part_kind") == "tool-return" and part.get("outcome") != "retried":
         return f"{part.get('tool_name')} -> {json.dumps(content, default=str)[:300]}"
     return content if isinstance(content, str) else json.dumps(content, default=str)
 

@@ -23,6 +23,11 @@ app = typer.Typer(help="Show a question run's folder: its answer, log and the tr
                        "every model call.", no_args_is_help=True)
 
 
+@app.callback()
+def _runs() -> None:
+    """Show a question run's folder: its answer, log and the transcript of every model call."""
+
+
 def run_folder_of(run: str) -> Path:
     """The folder of run ``run`` (an id under the artifact root, or a path).
 
