@@ -31,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-GEOASK = [sys.executable, "-m", "geoask.app.cli"]
+GEOASK = [sys.executable, "-m", "geoask"]
 LOCAL_MODEL = "openai-compatible:smollm2-135m"
 CAUSES = (
     ("output broke", "output broke the rules"),
@@ -172,7 +172,7 @@ def main() -> None:
     base_env = dict(os.environ)
     results = []
     runs = [("reference", "tool")] if not args.no_reference else []
-    runs += [(args.model, mode) for mode in args.modes.split(",")]
+    runs += [(args.model, mode) for mode in args.modes.split(",") if mode]
     for model, mode in runs:
         label = f"{model} [{mode}]"
         out = args.out / f"{model.replace(':', '_')}-{mode}"

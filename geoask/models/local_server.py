@@ -164,7 +164,8 @@ def _context_in(payload: object) -> int | None:
         for entry in payload.get("data", []) or []:
             if not isinstance(entry, dict):
                 continue
-            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            found = entry.get("meta")
+            meta: dict[str, object] = found if isinstance(found, dict) else {}
             for value in (entry.get("max_model_len"), entry.get("context_length"),
                           meta.get("n_ctx_train")):
                 if isinstance(value, int) and value > 0:
