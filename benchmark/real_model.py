@@ -163,7 +163,7 @@ def main() -> None:
     parser.add_argument("--modes", default="tool,native,prompted")
     parser.add_argument("--variants", default="FULL,REACT")
     parser.add_argument("--limit", type=int, default=20)
-    parser.add_argument("--conversation", default="airports_counties")
+    parser.add_argument("--conversation", default="nc_airports-001")
     parser.add_argument("--hang-s", type=float, default=5400.0,
                         help="A bench running longer than this counts as a hang.")
     parser.add_argument("--out", type=Path, default=Path(".geoask/real-model"))
