@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -88,13 +89,21 @@ def _text(value: str | bytes | None) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else value or ""
 
 
-def outcome_class(score: dict[str, Any], message: str) -> str:
-    """The outcome class of one case score: answered right or wrong, failure by cause, crash."""
+def outcome_class(score: dict[str, Any], run: dict[str, Any]) -> str:
+    """The outcome class of one case: answered right or wrong, failure by cause, crash.
+
+    A crash is a run that raised an exception geoask does not know (its message starts with
+    a bare ``SomethingError:``) instead of ending in a typed outcome; a failure of what the run
+    stands on (database, index, model endpoint down) is ``failure: infrastructure``.
+    """
+    message = run.get("message") or ""
     if score.get("ssa"):
         return "answered right"
     if score.get("answered"):
         return "answered wrong"
-    if score.get("outcome") == "error" and "Error" in message and ":" not in message[:40]:
+    if run.get("infrastructure"):
+        return "failure: infrastructure"
+    if run.get("status") == "error" and re.match(r"^[A-Z]\w*(Error|Exception): ", message):
         return "crash"
     for needle, cause in CAUSES:
         if needle.lower() in message.lower():
@@ -142,7 +151,7 @@ def summarize(label: str, bench: dict[str, Any], out: Path) -> dict[str, Any]:
     ssa: dict[str, float] = {}
     for score in bench["report"].get("scores", []):
         run = runs.get((score["variant"], score["case_id"]), {})
-        kind = outcome_class(score, run.get("message") or "")
+        kind = outcome_class(score, run)
         classes.setdefault(score["variant"], Counter())[kind] += 1
     for variant, counter in classes.items():
         total = sum(counter.values())
