@@ -112,13 +112,29 @@ def stop_server(models_dir: Path) -> ServerState | None:
     try:
         os.kill(state.pid, signal.SIGTERM)
         for _ in range(50):
-            os.kill(state.pid, 0)
+            if _gone(state.pid):
+                break
             time.sleep(0.1)
-        os.kill(state.pid, signal.SIGKILL)
+        else:
+            os.kill(state.pid, signal.SIGKILL)
+            _gone(state.pid)
     except ProcessLookupError:
         pass
     (models_dir / STATE_FILE).unlink(missing_ok=True)
     return state
+
+
+def _gone(pid: int) -> bool:
+    """True once process ``pid`` has exited (reaped here when it is this process's child)."""
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+        return reaped == pid
+    except ChildProcessError:  # not our child: it is gone when no signal can reach it
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
 
 
 def read_state(models_dir: Path) -> ServerState | None:
