@@ -38,11 +38,14 @@ REDACTED: Final = "[redacted]"
 OPENAI_COMPATIBLE_PROVIDER_NAME: Final = "geoask-openai-compatible"
 """The provider name of ``openai-compatible:`` models (whose server is asked its window)."""
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
+# (words that must occur for the pattern to match - a cheap test first -, the pattern)
 _PATTERNS: Final = (
-    re.compile(r"(?i)(authorization\"?\s*[:=]\s*\"?)(?:[a-z]+\s+)?[^\s\"',}]+"),
-    re.compile(r"(?i)((?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]+"),
-    re.compile(r"(?i)(\"?(?:api[_-]?key|password|secret)\"?\s*[:=]\s*\"?)[^\s\"',}]+"),
-    re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s\"]+:)[^@\s\"]+(?=@)"),
+    (("authorization",),
+     re.compile(r"(?i)(authorization\"?\s*[:=]\s*\"?)(?:[a-z]+\s+)?[^\s\"',}]+")),
+    (("bearer", "basic"), re.compile(r"(?i)((?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]+")),
+    (("key", "password", "secret"),
+     re.compile(r"(?i)(\"?(?:api[_-]?key|password|secret)\"?\s*[:=]\s*\"?)[^\s\"',}]+")),
+    (("://",), re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s\"]+:)[^@\s\"]+(?=@)")),
 )
 
 
@@ -58,8 +61,10 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     values = {value for value in (*secrets, *_environment_secrets()) if len(value) >= 4}
     for value in sorted(values, key=len, reverse=True):
         text = text.replace(value, REDACTED)
-    for pattern in _PATTERNS:
-        text = pattern.sub(lambda match: match.group(1) + REDACTED, text)
+    lowered = text.lower()
+    for words, pattern in _PATTERNS:
+        if any(word in lowered for word in words):
+            text = pattern.sub(lambda match: match.group(1) + REDACTED, text)
     return text
 
 
