@@ -26,7 +26,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 # prefect, sqlglot, pydantic ... from source at each start (geoask sql check: 0.98 s -> 0.38 s CPU).
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: help setup system-packages demo scale-benchmark local-model test lint typecheck unit lock lock-check test-latest down clean
+.PHONY: help setup system-packages demo scale-benchmark anycrs-benchmark local-model test lint typecheck unit lock lock-check test-latest down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -68,9 +68,16 @@ demo: setup ## Set up, load the demo data, run the benchmark (reference model, F
 	$(BIN)/geoask bench --model reference --variant FULL
 	$(BIN)/geoask bench showcase --model reference
 
-scale-benchmark: setup ## Scale benchmark at 10^4..2*10^6 points: build, verify, time FULL/POSTGIS/SQL (not in make test)
+scale-benchmark: setup ## Scale benchmark at 10^4..2*10^6 points: build, verify, time FULL/POSTGIS/SQL, SSA through the flow (not in make test)
 	$(BIN)/geoask db up
 	$(BIN)/python benchmark/scale.py
+
+anycrs-benchmark: setup ## Own-database benchmark with every kind of CRS: load anycrs, verify its cases, FULL/POSTGIS (reference model)
+	$(BIN)/geoask db up
+	$(BIN)/geoask db load-dataset benchmark/databases/anycrs
+	$(BIN)/geoask bench verify --tasks-file benchmark/databases/anycrs/cases
+	$(BIN)/geoask bench --model reference --variant FULL,POSTGIS \
+	  --tasks-file benchmark/databases/anycrs/cases --out .geoask/anycrs-bench --fresh
 
 # llama.cpp's server for `make local-model` (optional, not in make test): pinned here, built
 # once per machine into .tools/wheels, installed in its own venv .tools/llama.

@@ -23,7 +23,12 @@ from agents._checks import raise_for_errors
 from agents._schema import COMPACT_OUTPUT_TOOLS, compact_json
 from geoask.base.formats import EXPORT_FORMATS, Content, formats_holding
 from geoask.sql.crs import PLANAR_MARKER
-from geoask.vocabulary.drafts import ComputeOutput, ComputeRefusal, ComputeScript
+from geoask.vocabulary.drafts import (
+    ComputeOutput,
+    ComputeRefusal,
+    ComputeScript,
+    measures_in_metres,
+)
 from geoask.vocabulary.plan import ExecutionConstraints, Intent, OperationIntent, PlanStep
 from sandbox.protocol import PROTOCOL_EXAMPLE
 from sandbox.runtime import AVAILABLE_IMPORTS
@@ -133,7 +138,6 @@ _ALLOWED_MODULES = (frozenset(sys.stdlib_module_names) | frozenset(ANALYSIS_IMPO
 _DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__"})
 _HOST_ROOTS = frozenset({"etc", "home", "root", "proc", "sys", "dev", "var", "usr", "opt",
                          "srv", "mnt", "run", "boot", "work", "bin", "lib"})
-_PROJECTION_CALLS = frozenset({"to_crs", "estimate_utm_crs", "Geod"})
 _PREVIEW_COLUMN = re.compile(r"([^\s,()]+) \(")
 
 
@@ -232,11 +236,8 @@ def projects_for_distances(tree: ast.Module, intent: Intent,
     located = [item for item in inputs if "crs of " in item.preview]
     if located and all(PLANAR_MARKER in item.preview for item in located):
         return None
-    for node in ast.walk(tree):
-        name = node.attr if isinstance(node, ast.Attribute) else (
-            node.id if isinstance(node, ast.Name) else None)
-        if name in _PROJECTION_CALLS:
-            return None
+    if measures_in_metres(tree):
+        return None
     return ("distances and areas must be computed in a projected CRS in metres or feet: call "
             "to_crs(...) with the metric CRS the input's preview names (its 'crs of' line; e.g. "
             "gdf.to_crs(\"EPSG:32618\")) before buffering or measuring, or measure "

@@ -51,7 +51,8 @@ Fill in the intent tuple of one question about the tables listed; never answer i
 - scope: places named, with their level; years and months (1-12) named or implied. A place
   finer than the tables hold (a city when they hold counties): resolved_to is its enclosing
   unit and level (Raleigh -> "Wake County, NC (county)").
-- topology: predicate; distance with its unit as stated; reference: what it is measured from.
+- topology: predicate; distance with its unit as stated; reference: what it is measured from,
+  by its code or name as stored (e.g. "JFK", "I-95"; the answer map finds it by that).
 - top_k: K of a Top-K question, only with operation rank_top_k.
 - temporal_granularity: time step of the answer's rows, if fixed.
 """

@@ -13,16 +13,25 @@ per question and size:
   read-only executor, export);
 - SQL: the bare cross-check query over psycopg (no guard, no export).
 
-Columns: wall time (s), peak memory (MiB: the geoask process's resident-set high-water mark, and
-the sandbox's ``peak_memory_mib`` for FULL), bytes exported (the run folder's files). At 10^4
-it takes about a minute; building 2*10^6 from nothing about 3 minutes more.
+Columns: wall time (s), FULL's CPU time (s: this process and the sandbox; under load wall
+time is mostly waiting), peak memory (MiB: the geoask process's resident-set high-water mark,
+and the sandbox's ``peak_memory_mib`` for FULL), bytes and rows exported (the run folder's
+files; rows: the screened candidates), ``F/P`` (FULL's wall time over POSTGIS's); per size the
+totals, the median and worst ``F/P`` and the most bytes exported per candidate row.
+
+Then, unless ``--no-flow``, the same questions go through the whole question flow with the
+reference model under FULL and POSTGIS (``geoask bench``, :mod:`scale_ssa`; at a size other
+than 2*10^6 after ``geoask bench fill`` on that database) and SSA is printed per size and
+variant. Exit 1 when verification fails, a program fails or SSA is below 100 %.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +52,9 @@ from geoask.run.composition import program_runner, settings_for_target
 from geoask.settings import get_settings
 from sandbox.models import SandboxLimits, SandboxOutcome
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_ssa import FlowScore, run_flow  # beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 SCALE = ROOT / "benchmark" / "databases" / "scale"
 CASES = SCALE / "cases" / "scale.yaml"
@@ -59,6 +71,7 @@ class PeakSandbox:
 
     inner: Any
     peak_mib: float = 0.0
+    cpu_s: float = 0.0
 
     def run(
         self, script: str, inputs: Sequence[Path] = (), limits: SandboxLimits | None = None
@@ -66,6 +79,7 @@ class PeakSandbox:
         """Run in the wrapped sandbox and record the outcome's peak memory."""
         outcome: SandboxOutcome = self.inner.run(script, inputs, limits)
         self.peak_mib = max(self.peak_mib, outcome.peak_memory_mib)
+        self.cpu_s += outcome.cpu_time_s or 0.0
         return outcome
 
     def __getattr__(self, name: str) -> Any:
@@ -81,6 +95,8 @@ class Measure:
     rss_mib: float
     sandbox_mib: float = 0.0
     exported_bytes: int = 0
+    exported_rows: int = 0
+    cpu_s: float = 0.0
     ok: bool = True
     note: str = ""
 
@@ -100,6 +116,13 @@ def _rss_mib() -> float:
 
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _exported_rows(folder: Path) -> int:
+    """Rows the SQL steps exported (their previews' row counts): the screened candidates."""
+    previews = folder.rglob("*.preview.json")
+    return sum(int(json.loads(p.read_text(encoding="utf-8")).get("row_count", 0))
+               for p in previews)
 
 
 def build_folder(size: int) -> Path:
@@ -156,15 +179,17 @@ def verify(policy: str) -> bool:
 def _program(
     runner: ProgramRunner, sandbox: PeakSandbox, program: Any, policy: str, work: Path
 ) -> Measure:
-    sandbox.peak_mib = 0.0
-    started = time.perf_counter()
+    sandbox.peak_mib, sandbox.cpu_s = 0.0, 0.0
+    started, cpu = time.perf_counter(), time.process_time()
     note, ok = "", True
     try:
         runner.run(program, policy, work)
     except ProgramFailedError as error:  # a failed program is a measured outcome here
         ok, note = False, str(error).splitlines()[0][:80]
     seconds = time.perf_counter() - started
-    return Measure(seconds, _rss_mib(), sandbox.peak_mib, _folder_bytes(work), ok, note)
+    cpu_s = time.process_time() - cpu + sandbox.cpu_s
+    return Measure(seconds, _rss_mib(), sandbox.peak_mib, _folder_bytes(work),
+                   _exported_rows(work), ok=ok, note=note, cpu_s=cpu_s)
 
 
 def _bare(url: str, case: BenchmarkCase) -> Measure:
@@ -202,9 +227,14 @@ def measure_size(size: int, database: str, full_policy: str, scratch: Path) -> l
 
 
 HEADER = (
-    f"{'case':<10} {'size':>9} | {'FULL s':>7} {'sbx MiB':>7} {'KiB out':>8} | "
-    f"{'PGIS s':>7} {'KiB out':>8} | {'SQL s':>7} | {'RSS MiB':>7}"
+    f"{'case':<10} {'size':>9} | {'FULL s':>7} {'cpu s':>6} {'sbx MiB':>7} {'KiB out':>8} "
+    f"{'rows out':>8} | {'PGIS s':>7} {'KiB out':>8} | {'SQL s':>7} | {'F/P':>5} | {'RSS MiB':>7}"
 )
+
+
+def ratio(row: Row) -> float:
+    """FULL's wall time over POSTGIS's for one question."""
+    return row.ways["FULL"].seconds / max(row.ways["POSTGIS"].seconds, 1e-3)
 
 
 def print_row(row: Row) -> None:
@@ -212,9 +242,10 @@ def print_row(row: Row) -> None:
     full, pgis, sql = row.ways["FULL"], row.ways["POSTGIS"], row.ways["SQL"]
     flag = "" if full.ok and pgis.ok else f"  FAILED {full.note or pgis.note}"
     print(
-        f"{row.case_id:<10} {row.size:>9} | {full.seconds:>7.2f} {full.sandbox_mib:>7.0f} "
-        f"{full.exported_bytes / 1024:>8.0f} | {pgis.seconds:>7.2f} "
-        f"{pgis.exported_bytes / 1024:>8.1f} | {sql.seconds:>7.3f} | {sql.rss_mib:>7.0f}{flag}",
+        f"{row.case_id:<10} {row.size:>9} | {full.seconds:>7.2f} {full.cpu_s:>6.2f} "
+        f"{full.sandbox_mib:>7.0f} {full.exported_bytes / 1024:>8.0f} {full.exported_rows:>8} | "
+        f"{pgis.seconds:>7.2f} {pgis.exported_bytes / 1024:>8.1f} | {sql.seconds:>7.3f} | "
+        f"{ratio(row):>5.2f} | {sql.rss_mib:>7.0f}{flag}",
         flush=True,
     )
 
@@ -232,6 +263,13 @@ def summary(rows: list[Row]) -> None:
             f"{sum(r.ways['FULL'].exported_bytes for r in at) / 2**20:.1f} MiB out, "
             f"{failed} failed"
         )
+        worst = max(at, key=ratio)
+        per_row = max(r.ways["FULL"].exported_bytes / max(r.ways["FULL"].exported_rows, 1)
+                      for r in at)
+        median = statistics.median(map(ratio, at))
+        print(f"{'':>9}  FULL/POSTGIS per question: median {median:.2f}, worst "
+              f"{ratio(worst):.2f} ({worst.case_id}); at most {per_row:.0f} B exported per "
+              "candidate row")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--full-policy", choices=["separated", "postgis"], default="separated")
     parser.add_argument("--no-verify", action="store_true")
+    parser.add_argument("--no-flow", action="store_true",
+                        help="skip the question flow (geoask bench: SSA of FULL and POSTGIS)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     databases = {size: ensure_database(size) for size in args.sizes}
@@ -251,10 +291,21 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="geoask-scale-") as scratch:
         for size, database in databases.items():
             rows += measure_size(size, database, args.full_policy, Path(scratch))
-    summary(rows)
+        summary(rows)
+        flows = [] if args.no_flow else [
+            score for size, database in databases.items()
+            for score in flow(size, database, Path(scratch))]
     print(f"\nscale benchmark done in {time.perf_counter() - started:.0f} s")
     failed = any(not (r.ways["FULL"].ok and r.ways["POSTGIS"].ok) for r in rows)
-    return 0 if verified and not failed else 1
+    complete = all(score.ssa == 1.0 for score in flows)
+    return 0 if verified and not failed and complete else 1
+
+
+def flow(size: int, database: str, scratch: Path) -> list[FlowScore]:
+    """SSA of the scale questions at ``size`` through the question flow (:mod:`scale_ssa`)."""
+    folder = scratch / f"flow-{size}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return run_flow(case_file(database, folder), size, FILLED_AT, folder / "bench")
 
 
 if __name__ == "__main__":

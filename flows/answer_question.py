@@ -196,7 +196,7 @@ def _answer(run: QuestionServices, question: str) -> QuestionResult:
             decision = decide_after_review(state, review)
             state = apply_decision(state, decision)
             if decision.target == ANSWER:
-                return answer_from(run, state, evidence)
+                return answer_from(run, state, evidence, intent)
             continue
         state = step_started(state, step_id)
         result = run_step(run, state, step_id, intent, subset.table_names)

@@ -22,6 +22,7 @@ from tasks.dataset import (
     add_keys,
     copy_table,
     create_staging_schemas,
+    define_spatial_ref_sys,
     drop_new_database,
     drop_staging,
     loaded_fingerprints,
@@ -71,10 +72,12 @@ def _load(dataset: Dataset, manifest: Path, target: DatasetTarget,
     if not force and all(f == fingerprint for f in loaded):
         checks = verify_dataset(target.owner_url, dataset, base, staged=False)
         return _summary(dataset.database, False, fingerprint, checks, target.reader_url)
+    define_spatial_ref_sys(target.owner_url, dataset)
     create_staging_schemas(target.owner_url, dataset, base)
+    definitions = dataset.definitions
     try:
         for table in dataset.tables:
-            copy_table(target.owner_url, table, base / table.file)
+            copy_table(target.owner_url, table, base / table.file, definitions)
         add_keys(target.owner_url, dataset)
         verify_dataset(target.owner_url, dataset, base, staged=True)
         publish_dataset(target.owner_url, dataset, fingerprint, target.reader_role)

@@ -27,6 +27,7 @@ from geoask.run.state import (
 from geoask.run.state_report import evidence_trail, failure_report, recovery_count, route
 from geoask.run.variants import single_sql_plan
 from geoask.vocabulary.answers import AnswerRefusal, FinalAnswer
+from geoask.vocabulary.focus import map_focus
 from geoask.vocabulary.plan import Intent, PlanRefusal, StepKind
 from geoask.vocabulary.question_result import Outcome, QuestionResult
 from tasks.question import draw_answer_map, make_plan, write_answer
@@ -74,15 +75,20 @@ def register_step(run: QuestionServices, state: ExecutionState, step_id: str,
                                   run_id=run.run_id, units=column_units(known)))
 
 
-def answer_from(run: QuestionServices, state: ExecutionState, evidence: str) -> QuestionResult:
-    """Write the final answer from ``evidence`` (maps drawn), or fail when none can be written."""
+def answer_from(run: QuestionServices, state: ExecutionState, evidence: str,
+                intent: Intent | None = None) -> QuestionResult:
+    """Write the final answer from ``evidence`` (maps drawn), or fail when none can be written.
+
+    The map shows the reference features, relation and distance of ``intent``, if given
+    (:func:`geoask.vocabulary.focus.map_focus`).
+    """
     output = write_answer(run, state, evidence)
     if isinstance(output, AnswerRefusal):
         state = apply_decision(state, Decision(transition=Transition.TERMINATE,
                                                reason=f"no answer could be written: "
                                                       f"{output.reason}"))
         return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
-    maps = draw_answer_map(run, state, output)
+    maps = draw_answer_map(run, state, output, map_focus(intent))
     return finish(run, state, "answered", output, output.summary, evidence_trail(state), maps)
 
 

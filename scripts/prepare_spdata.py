@@ -58,11 +58,15 @@ SORT_KEYS = {
 }
 
 
-def fetch_debian_sources(cache: Path) -> dict[str, Path]:
-    """Download (if not cached), verify and unpack the two packages; return source paths."""
+def fetch_debian_packages(cache: Path, archives: dict[str, tuple[str, str]]) -> Path:
+    """Download (if not cached), verify and unpack Debian packages; return the unpacked root.
+
+    ``archives`` maps each package to its archive file name and SHA-256; an archive that
+    differs (another version, another build) is refused.
+    """
     cache.mkdir(parents=True, exist_ok=True)
     root = cache / "extracted"
-    for package, (archive_name, sha256) in DEBIAN_ARCHIVES.items():
+    for package, (archive_name, sha256) in archives.items():
         archive = cache / archive_name
         if not archive.exists():
             subprocess.run(["apt-get", "download", package], cwd=cache, check=True)
@@ -70,6 +74,12 @@ def fetch_debian_sources(cache: Path) -> dict[str, Path]:
         digest = hashlib.sha256(archive.read_bytes()).hexdigest()
         check(digest == sha256, f"{archive} has SHA-256 {digest}, expected {sha256}")
         subprocess.run(["dpkg-deb", "-x", str(archive), str(root)], check=True)
+    return root
+
+
+def fetch_debian_sources(cache: Path) -> dict[str, Path]:
+    """Download (if not cached), verify and unpack the two packages; return source paths."""
+    root = fetch_debian_packages(cache, DEBIAN_ARCHIVES)
     paths = {key: root / rel for key, rel in SOURCES.items()}
     for path in paths.values():
         check(path.exists(), f"{path} missing from the unpacked packages")

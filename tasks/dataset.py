@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import psycopg
+import pyproj
 from prefect import task
 from psycopg import sql
 
@@ -18,6 +19,7 @@ from geoask.db import loading
 from geoask.db.cluster import EmbeddedCluster
 from geoask.db.loading import TableCheck
 from geoask.db.urls import DatasetTarget, dataset_target
+from geoask.errors import DatasetError
 from geoask.settings import Settings
 from tasks.options import RETRIED_TASK, TASK
 
@@ -53,6 +55,29 @@ def loaded_fingerprints(owner_url: str, schemas: list[str]) -> list[str | None]:
     return fingerprints
 
 
+@task(name="define-spatial-ref-sys", **TASK)
+def define_spatial_ref_sys(owner_url: str, dataset: ds.Dataset) -> None:
+    """Insert the manifest's own CRSs into ``spatial_ref_sys`` (kept when already the same).
+
+    Raises:
+        DatasetError: the database defines one of those SRIDs otherwise, or the owner role may
+            not insert into ``spatial_ref_sys``.
+
+    """
+    with psycopg.connect(owner_url) as conn:
+        for srs in dataset.spatial_ref_sys:
+            insert, read = ds.define_srs(srs)
+            try:
+                conn.execute(insert)
+            except psycopg.Error as error:
+                raise DatasetError(f"SRID {srs.srid} could not be added to spatial_ref_sys: "
+                                   f"{str(error).splitlines()[0]} (grant the loading role "
+                                   "INSERT on spatial_ref_sys)") from None
+            problem = ds.srs_conflict(srs, conn.execute(read).fetchone())
+            if problem:
+                raise DatasetError(problem)
+
+
 @task(name="create-staging-schemas", **TASK)
 def create_staging_schemas(owner_url: str, dataset: ds.Dataset, base: Path) -> None:
     """(Re)create one empty staging schema per target schema, with the tables' columns."""
@@ -64,11 +89,15 @@ def create_staging_schemas(owner_url: str, dataset: ds.Dataset, base: Path) -> N
 
 
 @task(name="copy-table", **RETRIED_TASK)
-def copy_table(owner_url: str, table: ds.DatasetTable, path: Path) -> int:
-    """COPY the rows of ``path`` into the staging table; returns the number of rows."""
+def copy_table(owner_url: str, table: ds.DatasetTable, path: Path,
+               definitions: dict[int, pyproj.CRS] | None = None) -> int:
+    """COPY the rows of ``path`` into the staging table; returns the number of rows.
+
+    ``definitions`` holds the CRSs of the manifest's own SRIDs (the file must carry them).
+    """
     names = [name for name, _ in ds.column_types(path, table)]
     geometry = {table.geometry.column: table.geometry.srid} if table.geometry else {}
-    rows = loading.read_rows(path, names, geometry)
+    rows = loading.read_rows(path, names, geometry, definitions)
     return loading.copy_rows(owner_url, staging(table.schema_name), table.name, names, rows)
 
 

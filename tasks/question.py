@@ -40,6 +40,7 @@ from geoask.vocabulary.evidence import (
     sql_evidence,
     unsupported_numbers,
 )
+from geoask.vocabulary.focus import MapFocus
 from geoask.vocabulary.plan import (
     Intent,
     IntentOutput,
@@ -203,7 +204,7 @@ def _enum_or_none(enum: Any, value: str | None) -> Any:
 
 @task(name="map", task_run_name="map", **RETRIED_TASK)
 def draw_answer_map(services: QuestionServices, state: ExecutionState,
-                    answer: FinalAnswer) -> AnswerMaps | None:
+                    answer: FinalAnswer, focus: MapFocus | None = None) -> AnswerMaps | None:
     """Draw the answer map (``map.png``, ``map.html``) over the run's exported layers.
 
     A stage of its own in the execution log: drawing is part of answering, not orchestration.
@@ -211,4 +212,4 @@ def draw_answer_map(services: QuestionServices, state: ExecutionState,
     """
     with services.recorder.stage("map"):
         return draw_answer_maps(services.store, [step.artifacts for step in state.steps.values()],
-                                answer, state.question)
+                                answer, state.question, focus)

@@ -16,8 +16,9 @@ from geoask.catalog.spatial import (
 )
 from geoask.settings import Settings
 from geoask.sql.context import DEFAULT_GEOMETRY_COLUMNS, GuardContext, SpatialPolicy, catalog_names
-from geoask.sql.executor import GEOMETRY_TYPE_NAMES, holds_geometry
+from geoask.sql.executor import holds_geometry
 from geoask.sql.functions import SPATIAL_TYPE_NAMES
+from geoask.sql.geometry_values import GEOMETRY_TYPE_NAMES
 from geoask.sql.guard import find_violation
 
 G, GG, R = SpatialKind.GEOMETRY, SpatialKind.GEOGRAPHY, SpatialKind.RASTER

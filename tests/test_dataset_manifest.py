@@ -56,7 +56,7 @@ def _set(*path_and_value):
         (_set("database", "Sp Data"), "database: String should match pattern"),
         (_set("tables", 1, "name", "ny8_tracts"), "us_census.ny8_tracts is declared twice"),
         (_set("tables", 0, "schema", "public"), "schema public is reserved"),
-        (_set("tables", 0, "geometry", "srid", 0), "tables.0.geometry.srid"),
+        (_set("tables", 0, "geometry", "srid", -1), "tables.0.geometry.srid"),
         (_set("tables", 0, "geometry", "type", "Polygonz"), "tables.0.geometry.type"),
         (_set("tables", 0, "colour", "red"), "tables.0.colour: Extra inputs"),
         (_set("tables", 0, "file", "data/missing.parquet"),

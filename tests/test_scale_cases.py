@@ -86,3 +86,18 @@ def test_close_compares_within_tolerance(
     got: object, expected: object, tolerance: dict, same: bool
 ) -> None:
     assert crosscheck.close(got, expected, tolerance) is same
+
+
+@pytest.mark.parametrize("suffix", [".geojson", ".parquet"])
+def test_reference_scripts_pass_the_compute_agents_checks_in_either_export_format(suffix):
+    from agents.compute import SCRIPT_RULES, InputArtifact, parse_script, reads_every_input
+
+    for case in build_cases.all_cases():
+        for step in case["reference"]["steps"]:
+            if step["kind"] != "python":
+                continue
+            tree = parse_script(step["script"])
+            assert not isinstance(tree, str), (case["id"], tree)
+            inputs = [InputArtifact(name, f"/input/{name}{suffix}", "") for name in step["inputs"]]
+            errors = [rule(tree) for rule in SCRIPT_RULES] + [reads_every_input(tree, inputs)]
+            assert [e for e in errors if e] == [], case["id"]

@@ -175,8 +175,9 @@ class EmbeddedCluster:
 
         As the cluster superuser: ``CREATE DATABASE`` (if absent), ``CREATE EXTENSION postgis``
         and the same database-level rights as the demo database (CONNECT for owner and reader
-        only, no CREATE in ``public``). Returns True if the database was created by this call.
-        Raises DatabaseError when the cluster is not running.
+        only, no CREATE in ``public``; the owner may add rows to ``spatial_ref_sys``). Returns
+        True if the database was created by this call. Raises DatabaseError when the cluster
+        is not running.
         """
         if not self.is_running():
             raise DatabaseError("the embedded database is not running; start it with "
@@ -368,6 +369,8 @@ def _database_statements(database: str) -> list[sql.SQL | sql.Composed]:
         sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(db, owner, reader),
         sql.SQL("GRANT CREATE ON DATABASE {} TO {}").format(db, owner),
         sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"),
+        # a dataset may define its own CRSs (a manifest's spatial_ref_sys); none is replaced
+        sql.SQL("GRANT SELECT, INSERT ON spatial_ref_sys TO {}").format(owner),
         # a role may signal its own other sessions by default; the reader must not
         sql.SQL("REVOKE EXECUTE ON FUNCTION pg_terminate_backend(integer, bigint) FROM PUBLIC"),
         sql.SQL("REVOKE EXECUTE ON FUNCTION pg_cancel_backend(integer) FROM PUBLIC"),

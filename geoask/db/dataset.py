@@ -2,8 +2,11 @@
 
 The manifest says which database to load into, and for each table its file (relative to the
 manifest), schema, name, primary key (optional), geometry column with its geometry type and
-*native* SRID (nothing is reprojected) and an optional ``COMMENT ON`` text; and views as SQL
-over the published tables. Column names and types come from the Parquet schema
+*native* SRID (nothing is reprojected; 0 for planar data in no named CRS) and an optional
+``COMMENT ON`` text; views as SQL over the published tables; and the database's own CRSs
+(``spatial_ref_sys``): an SRID that is not an EPSG code (a national or local grid, UTM in
+kilometres) is declared once with its PROJ definition and inserted before the tables are
+created. Column names and types come from the Parquet schema
 (:func:`column_types`). Foreign keys are never declared: a manifest describes data as it is
 found, and ``geoask catalog draft`` infers the join paths. Example::
 
@@ -14,6 +17,9 @@ found, and ``geoask catalog draft`` infers the join paths. Example::
          primary_key: [areakey], geometry: {column: geom, type: MultiPolygon, srid: 32618}}
     views:
       - {name: ny8_tract_rates, schema: us_census, sql: "SELECT ... FROM us_census.ny8_tracts"}
+    spatial_ref_sys:    # only SRIDs that are not EPSG codes
+      - {srid: 990030, auth_name: spdep, auth_srid: 990030, name: UTM zone 30N (km, Airy),
+         proj4text: "+proj=utm +zone=30 +ellps=airy +units=km +no_defs"}
 
 Loading goes through :mod:`geoask.db.loading` (flow ``load_dataset``, ``geoask db
 load-dataset``).
@@ -27,10 +33,12 @@ from typing import Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pyproj
 import sqlglot
 import yaml
 from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pyproj.exceptions import CRSError
 from sqlglot import exp
 
 from geoask.base.yamlio import load_yaml
@@ -53,7 +61,8 @@ class GeometryColumn(_Strict):
     column: str = Field(pattern=_IDENTIFIER)
     type: Literal["Point", "LineString", "Polygon", "MultiPoint", "MultiLineString",
                   "MultiPolygon"]
-    srid: int = Field(gt=0, description="EPSG code the file's GeoParquet CRS must match.")
+    srid: int = Field(ge=0, description="EPSG code or SRID of the manifest's spatial_ref_sys "
+                      "the file's GeoParquet CRS must match; 0: planar, the file has no CRS.")
 
 
 class DatasetTable(_Strict):
@@ -95,14 +104,76 @@ class DatasetView(_Strict):
         return self
 
 
+LOCAL_SRIDS = (1, 998999)
+"""SRIDs ``spatial_ref_sys`` accepts (PostGIS's ``SRID_USR_MAX``); use 900000 and above."""
+
+
+class DatasetSrs(_Strict):
+    """A CRS the database defines itself: one ``spatial_ref_sys`` row the load inserts.
+
+    ``srtext`` (OGC WKT, as PostGIS keeps it) is derived from ``proj4text`` with pyproj, so a
+    definition is stated once. An EPSG code is never declared here: PostGIS ships those.
+    """
+
+    srid: int = Field(ge=LOCAL_SRIDS[0], le=LOCAL_SRIDS[1])
+    auth_name: str = Field(min_length=1, description="Who defines it, e.g. the data's source.")
+    auth_srid: int = Field(ge=1, description="That authority's code for it.")
+    proj4text: str = Field(min_length=1, description="The PROJ string defining the CRS.")
+    name: str | None = Field(default=None, min_length=1,
+                             description="The CRS's name in srtext (a PROJ string has none).")
+
+    @model_validator(mode="after")
+    def _a_crs_pyproj_reads(self) -> DatasetSrs:
+        if self.auth_name.upper() == "EPSG":
+            raise ValueError(f"SRID {self.srid}: EPSG codes come with PostGIS; declare here "
+                             "only a CRS that is not an EPSG code")
+        try:
+            pyproj.CRS.from_proj4(self.proj4text)
+        except CRSError as error:
+            raise ValueError(f"SRID {self.srid}: proj4text is not a CRS pyproj reads: "
+                             f"{str(error).splitlines()[0]}") from None
+        return self
+
+    @property
+    def crs(self) -> pyproj.CRS:
+        """The CRS as pyproj builds it from ``proj4text``, named ``name`` when given."""
+        crs = pyproj.CRS.from_proj4(self.proj4text)
+        if self.name is None:
+            return crs
+        return pyproj.CRS.from_json_dict({**crs.to_json_dict(), "name": self.name})
+
+    @property
+    def srtext(self) -> str:
+        """The OGC WKT (GDAL flavour of WKT 1, as in PostGIS's own rows)."""
+        return str(self.crs.to_wkt(pyproj.enums.WktVersion.WKT1_GDAL))
+
+
 class Dataset(_Strict):
-    """A whole manifest: target database, tables (in one or more schemas) and views."""
+    """A whole manifest: target database, tables (in one or more schemas), views, own CRSs."""
 
     version: Literal[1]
     database: str = Field(pattern=_IDENTIFIER)
     description: str | None = None
     tables: list[DatasetTable] = Field(min_length=1)
     views: list[DatasetView] = Field(default_factory=list)
+    spatial_ref_sys: list[DatasetSrs] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _srids_are_declared_once(self) -> Dataset:
+        own = [s.srid for s in self.spatial_ref_sys]
+        if len(set(own)) != len(own):
+            raise ValueError("spatial_ref_sys declares an SRID twice")
+        for table in self.tables:
+            srid = table.geometry.srid if table.geometry else 0
+            if srid and srid not in own and not _epsg_known(srid):
+                raise ValueError(f"table {table.name}: SRID {srid} is not an EPSG code; "
+                                 "declare it under spatial_ref_sys")
+        return self
+
+    @property
+    def definitions(self) -> dict[int, pyproj.CRS]:
+        """The CRS of each SRID the manifest defines itself (EPSG codes and 0 are not here)."""
+        return {s.srid: s.crs for s in self.spatial_ref_sys}
 
     @model_validator(mode="after")
     def _names_are_sound(self) -> Dataset:
@@ -129,6 +200,14 @@ class Dataset(_Strict):
     def schemas(self) -> list[str]:
         """The schemas the tables go into, in manifest order."""
         return list(dict.fromkeys(t.schema_name for t in self.tables))
+
+
+def _epsg_known(code: int) -> bool:
+    try:
+        pyproj.CRS.from_epsg(code)
+    except CRSError:
+        return False
+    return True
 
 
 def manifest_path(path: Path) -> Path:
@@ -258,6 +337,30 @@ def create_view(view: DatasetView) -> list[sql.Composed]:
     if view.comment:
         out.append(sql.SQL("COMMENT ON VIEW {} IS {}").format(target, sql.Literal(view.comment)))
     return out
+
+
+def define_srs(srs: DatasetSrs) -> tuple[sql.Composed, sql.Composed]:
+    """Insert ``srs`` into ``spatial_ref_sys`` unless present; then read the row back.
+
+    The second statement returns the row's ``auth_name, auth_srid, srtext, proj4text`` for
+    :func:`srs_conflict` (an SRID the database already defines otherwise is never replaced).
+    """
+    insert = sql.SQL("INSERT INTO spatial_ref_sys (srid, auth_name, auth_srid, srtext, proj4text) "
+                     "VALUES ({}, {}, {}, {}, {}) ON CONFLICT (srid) DO NOTHING").format(
+        *map(sql.Literal, (srs.srid, srs.auth_name, srs.auth_srid, srs.srtext, srs.proj4text)))
+    read = sql.SQL("SELECT auth_name, auth_srid, srtext, proj4text FROM spatial_ref_sys "
+                   "WHERE srid = {}").format(sql.Literal(srs.srid))
+    return insert, read
+
+
+def srs_conflict(srs: DatasetSrs, row: tuple[object, ...] | None) -> str | None:
+    """Why the database's row for ``srs.srid`` is not the manifest's, or None when it is."""
+    if row is None:
+        return f"SRID {srs.srid} was not inserted into spatial_ref_sys"
+    if tuple(row) != (srs.auth_name, srs.auth_srid, srs.srtext, srs.proj4text):
+        return (f"SRID {srs.srid} is already defined otherwise in that database's "
+                f"spatial_ref_sys ({row[0]}:{row[1]}, {row[3]!r}); declare another SRID")
+    return None
 
 
 def expected_rows(path: Path) -> int:

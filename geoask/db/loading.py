@@ -126,12 +126,13 @@ def drop_schemas(owner_url: str, schemas: Sequence[str]) -> None:
                 sql.Identifier(schema)))
 
 
-def read_rows(path: Path, columns: Sequence[str],
-              geometry: Mapping[str, int]) -> list[tuple[object, ...]]:
+def read_rows(path: Path, columns: Sequence[str], geometry: Mapping[str, int],
+              definitions: Mapping[int, pyproj.CRS] | None = None) -> list[tuple[object, ...]]:
     """Read ``path`` into tuples in ``columns`` order; geometry columns as hex EWKB.
 
     ``geometry`` maps each geometry column to its expected SRID; the file's GeoParquet CRS
-    (absent: OGC:CRS84, i.e. EPSG:4326) must be that EPSG code.
+    (absent: OGC:CRS84, i.e. EPSG:4326) must be that EPSG code, the CRS ``definitions`` gives
+    an SRID the database defines itself, or none at all (``"crs": null``) for SRID 0.
 
     Raises:
         DataValidationError: the file lacks a column or a geometry column's CRS differs.
@@ -146,7 +147,8 @@ def read_rows(path: Path, columns: Sequence[str],
         values = parquet.column(name).to_pylist()
         if name in geometry:
             srid = geometry[name]
-            check_geoparquet_crs(path, parquet.schema.metadata or {}, name, srid)
+            check_geoparquet_crs(path, parquet.schema.metadata or {}, name, srid,
+                                 (definitions or {}).get(srid))
             geoms = shapely.set_srid(shapely.from_wkb(values), srid)
             values = list(shapely.to_wkb(geoms, hex=True, include_srid=True))
         out.append(values)
@@ -154,11 +156,29 @@ def read_rows(path: Path, columns: Sequence[str],
 
 
 def check_geoparquet_crs(path: Path, metadata: Mapping[bytes, bytes], column: str,
-                         srid: int) -> None:
-    """Raise DataValidationError unless ``column``'s GeoParquet CRS is EPSG:``srid``."""
+                         srid: int, definition: pyproj.CRS | None = None) -> None:
+    """Raise DataValidationError unless ``column``'s GeoParquet CRS is that of ``srid``.
+
+    That is EPSG:``srid``; ``definition`` when the database defines ``srid`` itself; and no
+    CRS (``"crs": null``, GeoParquet's "unknown") for SRID 0, planar data in no named CRS.
+    """
     geo = json.loads(metadata.get(b"geo", b"{}"))
-    crs = geo.get("columns", {}).get(column, {}).get("crs")
-    epsg = pyproj.CRS.from_json_dict(crs).to_epsg() if crs else 4326  # absent = OGC:CRS84
+    meta = geo.get("columns", {}).get(column, {})
+    crs = meta.get("crs", pyproj.CRS.from_epsg(4326).to_json_dict())  # absent = OGC:CRS84
+    if srid == 0 or crs is None:
+        if srid != 0 or crs is not None:
+            raise DataValidationError(
+                f"{path.name}: geometry CRS of {column} is {'none' if crs is None else 'set'}, "
+                f"expected {'none (SRID 0)' if srid == 0 else f'SRID {srid}'}")
+        return
+    found = pyproj.CRS.from_json_dict(crs)
+    if definition is not None:
+        if not found.equals(definition, ignore_axis_order=True):
+            raise DataValidationError(f"{path.name}: geometry CRS of {column} is "
+                                      f"{found.name}, expected SRID {srid} "
+                                      f"({definition.name}) as the manifest declares it")
+        return
+    epsg = found.to_epsg()
     if epsg != srid:
         raise DataValidationError(
             f"{path.name}: geometry CRS of {column} is EPSG:{epsg}, expected EPSG:{srid}")

@@ -8,11 +8,15 @@ splits a run's layers into the **answer** (drawn prominently, the map zoomed to 
 (:class:`geoask.vocabulary.answers.FinalAnswer`) alone, in this order:
 
 1. ``bbox`` / ``geometry`` answers: their own geometry;
-2. ``entity_list`` / ``ranked_list`` ids, or ``records`` key values (string/integer fields):
-   the features of the layer column that matches the most distinct answer values (ties: the
-   fewer features, then the later layer - the final step's);
+2. ``entity_list`` / ``ranked_list`` ids, or ``records``/``object`` key values (string/integer
+   fields): the features of the layer column that matches the most distinct answer values
+   (ties: the fewer features, then the later layer - the final step's), with their values and
+   labels (:mod:`geoask.maps.answer_values`);
 3. otherwise the final step's own feature output (GeoJSON, GeoParquet), when it exported one;
 4. otherwise no answer features (the layers are drawn as they are).
+
+The intent's focus (:mod:`geoask.maps.focus_layers`) adds the reference features, the distance
+ring, nearest links, and a count's counted features.
 
 Both the PNG map (:mod:`geoask.maps.answer_map`) and the interactive one
 (:mod:`geoask.maps.interactive_map`) draw what this module picks, styled by :func:`layer_styles`.
@@ -22,10 +26,9 @@ from __future__ import annotations
 
 import io
 import json
-import numbers
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Final
+from dataclasses import dataclass, field, replace
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 import fsspec
 import geopandas as gpd
@@ -34,13 +37,34 @@ import pyarrow.parquet as pq
 from shapely.geometry import box, shape
 
 from geoask.base.formats import GEOJSON, GEOPARQUET, ExportFormat, format_of, format_of_file
+from geoask.maps.answer_values import (
+    LABEL_COLUMN,
+    ValueField,
+    annotate,
+    headline,
+    payload_rows,
+    value_key,
+)
+from geoask.maps.focus_layers import (
+    counted_features,
+    distance_ring,
+    find_reference,
+    nearest_links,
+    without_reference,
+)
 from geoask.sql.crs import PLANAR
 from geoask.vocabulary.answers import AnswerType, FinalAnswer
+from geoask.vocabulary.focus import MapFocus
 
 if TYPE_CHECKING:
     from geoask.vocabulary.artifacts import ArtifactRef
 
 ANSWER_COLOUR: Final = "#d62728"
+REFERENCE_COLOUR: Final = "#1f3b99"
+RING_COLOUR: Final = "#1f3b99"
+MAX_DRAWN: Final = 2000
+"""Features of one fetched layer drawn as they are; more are drawn as a sample (HTML) or, points
+in the PNG's view, as a density; the legend says how many of how many."""
 CONTEXT_COLOURS: Final = ("#9a9a9a", "#b8b8b8", "#7f7f7f", "#c9c9c9")
 LAYER_COLOURS: Final = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 Bounds = tuple[float, float, float, float]
@@ -69,6 +93,12 @@ class AnswerFeatures:
         how: one line saying how the answer features were found (legend, map note).
         label_column: the answer's column that matched the answer's ids (map labels), if any.
         extent: ``(west, south, east, north)`` of the run's rasters, in degrees, if any.
+        reference: the reference features the question names (:mod:`geoask.maps.focus_layers`).
+        reference_name: the code or name that found them.
+        ring: the distance ring around the reference, with its label, if any.
+        links: shortest lines from the reference to the answer (``nearest``), if any.
+        values: the payload field the answer is graduated by (two or more values), if any.
+        headline: the one line of a scalar or object answer (legend), if any.
 
     """
 
@@ -77,17 +107,26 @@ class AnswerFeatures:
     how: str = ""
     label_column: str | None = None
     extent: Bounds | None = None
+    reference: gpd.GeoDataFrame | None = None
+    reference_name: str = ""
+    ring: gpd.GeoDataFrame | None = None
+    links: gpd.GeoDataFrame | None = None
+    values: ValueField | None = None
+    headline: str | None = None
 
     def bounds(self) -> Bounds:
-        """``(west, south, east, north)`` in degrees of the answer, else of all layers.
+        """``(west, south, east, north)`` in degrees of the answer and reference, else all layers.
 
-        Without any layer, ``extent`` (a raster backdrop's, :mod:`geoask.maps.raster_map`).
+        The answer, the reference and the ring when there is an answer or a reference; else
+        every layer; without any layer, ``extent`` (a raster backdrop's,
+        :mod:`geoask.maps.raster_map`).
 
         Raises:
             ValueError: there is nothing to draw.
 
         """
-        frames = [self.answer] if self.answer is not None else list(self.context.values())
+        focus = [f for f in (self.answer, self.reference, self.ring) if f is not None]
+        frames = focus or list(self.context.values())
         if not frames and self.extent is not None:
             return self.extent
         if not frames:
@@ -173,56 +212,79 @@ def _declared_planar_units(collection: Any) -> str | None:
 def answer_values(answer: FinalAnswer) -> dict[str, list[Any]]:
     """The values that name the answer's entities, per payload field.
 
-    ``entity_list`` / ``ranked_list``: ``{"id": [...]}``; ``records``: every field whose
-    values are strings or integers; other answer types: ``{}``.
+    ``entity_list`` / ``ranked_list``: ``{"id": [...]}``; ``records`` and ``object`` (one row):
+    every field whose values are strings or integers; other answer types: ``{}``.
 
     >>> answer_values(FinalAnswer(answer_type="entity_list", summary="",
     ...     data_payload={"entities": [{"id": "RDU"}, {"id": 7}]}))
     {'id': ['RDU', 7]}
     """
-    payload = answer.data_payload if isinstance(answer.data_payload, dict) else {}
-    rows: list[Any]
-    if answer.answer_type is AnswerType.ENTITY_LIST:
-        rows = payload.get("entities") or []
-    elif answer.answer_type is AnswerType.RANKED_LIST:
-        rows = payload.get("items") or []
-    elif answer.answer_type is AnswerType.RECORDS:
-        rows = payload.get("records") or []
+    rows = payload_rows(answer)
+    if answer.answer_type in (AnswerType.ENTITY_LIST, AnswerType.RANKED_LIST):
+        fields = ["id"]
+    elif answer.answer_type in (AnswerType.RECORDS, AnswerType.OBJECT):
+        fields = list(dict.fromkeys(k for row in rows for k in row))
     else:
         return {}
-    fields = ["id"] if answer.answer_type is not AnswerType.RECORDS else list(
-        dict.fromkeys(k for row in rows if isinstance(row, dict) for k in row))
     values: dict[str, list[Any]] = {}
     for name in fields:
-        column = [row.get(name) for row in rows if isinstance(row, dict)]
-        if column and all(_key(v) is not None for v in column):
+        column = [row.get(name) for row in rows]
+        if column and all(value_key(v) is not None for v in column):
             values[name] = column
     return values
 
 
 def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
-                final_layers: Sequence[str] = ()) -> AnswerFeatures:
+                final_layers: Sequence[str] = (), focus: MapFocus | None = None,
+                ) -> AnswerFeatures:
     """Split ``layers`` into the answer's features and context (see the module docstring).
 
     Args:
         answer: the run's typed answer (None: a run without one - nothing is picked).
         layers: the run's exported layers by name, EPSG:4326, in export order.
         final_layers: names of the layers the final step exported (fallback 3).
+        focus: the intent's reference, relation and distance: the reference features, ring,
+            nearest links and a count's counted features are added
+            (:mod:`geoask.maps.focus_layers`).
 
     """
+    reference = find_reference(focus, layers) if focus is not None else None
+    picked = _picked(answer, layers, final_layers,
+                     {value_key(reference.name)} if reference is not None else set())
+    if focus is None or reference is None:
+        return picked
+    ring = distance_ring(reference, focus)
+    found = without_reference(picked.answer, reference)
+    how = picked.how
+    counted = counted_features(layers, reference, ring, focus) if answer is not None and \
+        answer.answer_type is AnswerType.SCALAR else None
+    if counted is not None:  # what a count counted, rather than all the final step fetched
+        where = f"within {ring['ring'].iloc[0]}" if ring is not None else \
+            f"{focus.predicate.value} {reference.name}"
+        found, how = counted, f"counted: features {where}, as drawn"
+    return replace(picked, answer=found, how=how, reference=reference.features,
+                   reference_name=reference.name, ring=ring,
+                   links=nearest_links(reference, found, focus))
+
+
+def _picked(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
+            final_layers: Sequence[str], reference: set[str | None]) -> AnswerFeatures:
+    """The answer's features; values naming the ``reference`` (keys) are not the answer's."""
     if answer is None:
         return AnswerFeatures(None, layers, "")
     direct = _answer_geometry(answer)
+    said = headline(answer)
     if direct is not None:
-        return AnswerFeatures(direct, layers, f"the answer's {answer.answer_type.value}")
-    best: tuple[tuple[int, int, int], gpd.GeoDataFrame, str, str] | None = None
+        return AnswerFeatures(direct, layers, f"the answer's {answer.answer_type.value}",
+                              headline=said)
+    best: tuple[tuple[int, int, int], gpd.GeoDataFrame, str, str, str] | None = None
     for field_name, values in answer_values(answer).items():
-        wanted = {_key(v) for v in values}
+        wanted = {value_key(v) for v in values} - reference
         for order, (name, frame) in enumerate(layers.items()):
             for column in frame.columns:
                 if column == frame.geometry.name:
                     continue
-                keys = frame[column].map(_key)
+                keys = frame[column].map(value_key)
                 selected = keys.isin(wanted)
                 matched = len(set(keys[selected]))
                 if not matched:
@@ -230,14 +292,18 @@ def pick_answer(answer: FinalAnswer | None, layers: dict[str, gpd.GeoDataFrame],
                 score = (matched, -int(selected.sum()), order)
                 if best is None or score > best[0]:
                     best = (score, frame[selected], f"answer {field_name} values matched "
-                                                    f"{column!r} of {name}", str(column))
+                                                    f"{column!r} of {name}", str(column),
+                            field_name)
     if best is not None:
-        return AnswerFeatures(best[1], layers, best[2], best[3])
+        _, frame, how, column, field_name = best
+        annotated, value_field = annotate(frame, column, answer, field_name)
+        return AnswerFeatures(annotated, layers, how, LABEL_COLUMN, values=value_field,
+                              headline=said)
     final = [layers[name] for name in final_layers if name in layers]
     if final:
         combined = gpd.GeoDataFrame(pd.concat(final, ignore_index=True), crs=4326)
-        return AnswerFeatures(combined, layers, "the final step's output")
-    return AnswerFeatures(None, layers, "")
+        return AnswerFeatures(combined, layers, "the final step's output", headline=said)
+    return AnswerFeatures(None, layers, "", headline=said)
 
 
 def _answer_geometry(answer: FinalAnswer) -> gpd.GeoDataFrame | None:
@@ -253,53 +319,80 @@ def _answer_geometry(answer: FinalAnswer) -> gpd.GeoDataFrame | None:
     return None
 
 
-def _key(value: Any) -> str | None:
-    """A value as a comparable key: integers and integral floats as digits, text casefolded.
-
-    >>> _key(" RDU "), _key(37063), _key(37063.0), _key(0.5), _key(True)
-    ('rdu', '37063', '37063', None, None)
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        number = float(value)
-        return str(int(number)) if number.is_integer() else None
-    if isinstance(value, str) and value.strip():
-        return value.strip().casefold()
-    return None
+Role = Literal["context", "answer", "reference", "ring", "link"]
 
 
 @dataclass(frozen=True)
 class LayerStyle:
-    """How one layer is drawn (both maps): colour, opacity, order and legend label."""
+    """How one layer is drawn (both maps): colour, opacity, order, legend label and role.
+
+    ``features`` counts the layer's features before any sampling.
+    """
 
     colour: str
     alpha: float
     zorder: int
     label: str
     answer: bool = False
+    role: Role = "context"
+    features: int = 0
 
 
-def layer_styles(features: AnswerFeatures) -> list[tuple[gpd.GeoDataFrame, LayerStyle]]:
-    """The layers to draw, bottom first: the context (muted when there is an answer), answer.
+def layer_styles(features: AnswerFeatures, max_features: int | None = None,
+                 ) -> list[tuple[gpd.GeoDataFrame, LayerStyle]]:
+    """The layers to draw, bottom first: context (muted), ring, reference, answer, links.
 
-    Without answer features each context layer gets its own colour of :data:`LAYER_COLOURS`.
+    Without answer or reference features each context layer gets its own colour of
+    :data:`LAYER_COLOURS`. With ``max_features`` a larger context layer is drawn as a random
+    sample of that many (seeded: the same sample every time), its label saying so.
     """
-    muted = features.answer is not None
+    muted = features.answer is not None or features.reference is not None
     drawn: list[tuple[gpd.GeoDataFrame, LayerStyle]] = []
+    near = features.bounds() if features.context else None
     for index, (name, frame) in enumerate(features.context.items()):
         palette = CONTEXT_COLOURS if muted else LAYER_COLOURS
-        label = f"{name}{': fetched' if muted else ''} ({_count(len(frame))})"
-        drawn.append((frame, LayerStyle(palette[index % len(palette)], 0.35 if muted else 0.55,
-                                        index, label)))
+        shown, note = _drawn(frame, max_features, near)
+        label = f"{name}{': fetched' if muted else ''} ({_count(len(frame))}{note})"
+        drawn.append((shown, LayerStyle(palette[index % len(palette)], 0.35 if muted else 0.55,
+                                        index, label, features=len(frame))))
+    top = len(drawn) + 1
+    if features.ring is not None:
+        drawn.append((features.ring, LayerStyle(RING_COLOUR, 0.06, top, "ring: "
+                                                + str(features.ring["ring"].iloc[0]),
+                                                role="ring")))
     if features.answer is not None:
         drawn.append((features.answer, LayerStyle(
-            ANSWER_COLOUR, 0.75, len(drawn) + 1,
-            f"answer ({_count(len(features.answer))}; {features.how})", answer=True)))
+            ANSWER_COLOUR, 0.75, top + 1,
+            f"answer ({_count(len(features.answer))}; {features.how})", answer=True,
+            role="answer")))
+    if features.reference is not None:
+        drawn.append((features.reference, LayerStyle(
+            REFERENCE_COLOUR, 0.6, top + 2,
+            f"reference: {features.reference_name} ({_count(len(features.reference))})",
+            role="reference")))
+    if features.links is not None:
+        drawn.append((features.links, LayerStyle(
+            REFERENCE_COLOUR, 0.9, top + 3,
+            f"nearest: shortest line from {features.reference_name}", role="link")))
     return drawn
 
 
+def _drawn(frame: gpd.GeoDataFrame, limit: int | None,
+           near: Bounds | None) -> tuple[gpd.GeoDataFrame, str]:
+    """At most ``limit`` features: those ``near`` the view (grown) first, then a seeded sample."""
+    if limit is None or len(frame) <= limit or near is None:
+        return frame, ""
+    west, south, east, north = near
+    pad_x, pad_y = max(east - west, 0.05), max(north - south, 0.05)
+    close = frame.cx[west - pad_x:east + pad_x, south - pad_y:north + pad_y]
+    if len(close) >= limit:
+        return close.sample(limit, random_state=0).sort_index(), \
+            f"; {limit:,} drawn, a random sample of the {len(close):,} near the answer"
+    rest = frame.drop(close.index)
+    shown = pd.concat([close, rest.sample(limit - len(close), random_state=0)]).sort_index()
+    return shown, f"; {limit:,} drawn: the {len(close):,} near the answer, a random sample " \
+        "of the rest"
+
+
 def _count(n: int) -> str:
-    return f"{n} feature{'' if n == 1 else 's'}"
+    return f"{n:,} feature{'' if n == 1 else 's'}"

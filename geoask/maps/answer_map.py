@@ -1,24 +1,28 @@
 """The maps of an answer: its features drawn over what the run fetched, as PNG and HTML.
 
 :func:`draw_answer_maps` reads the feature files a run exported (GeoJSON, RFC 7946, or
-GeoParquet; EPSG:4326), picks
-the answer's features with :func:`geoask.maps.answer_features.pick_answer`, and writes two files
-into the run folder: ``map.png`` (:func:`render_answer_map`: the answer in strong colour over
-the fetched context in grey - polygons under lines under points - zoomed to the answer's extent
-with a margin, in the metric CRS that fits the extent
-(:func:`geoask.sql.metric_crs.metric_crs_for_extent`: its UTM zone, else a continental or global
-equal-area CRS); up to :data:`MAX_LABELS` answer features labelled with their matched id;
-legend, scale bar in metres/kilometres and a CRS note) and ``map.html``
-(:mod:`geoask.maps.interactive_map`: the same layers in a self-contained Leaflet page).
+GeoParquet; EPSG:4326), picks the answer's features and the reference features, ring, links and
+values of the intent's focus (:func:`geoask.maps.answer_features.pick_answer`), and writes two
+files into the run folder, one design in both:
+
+* ``map.png`` (:func:`render_answer_map`, geopandas/matplotlib): the Natural Earth 1:110m
+  countries and coastline underneath (:mod:`geoask.maps.context_layer`, shipped, offline);
+  the run's GeoTIFFs over them (:mod:`geoask.maps.raster_map`); everything fetched muted (a
+  point layer of thousands as a density); the distance ring dashed; the answer in strong
+  colour, or graduated by its values (a choropleth for zones, proportional symbols for
+  points, :mod:`geoask.maps.graduated`) and labelled (name, rank, value and unit); the
+  reference features as a star or bold outline, labelled; nearest links dotted. Zoomed to the
+  answer, reference and ring with a margin, in the metric CRS that fits the extent
+  (:mod:`geoask.maps.views`); legend beside the map (never over it or the title), titled with a
+  scalar or object answer's value; scale bar and a CRS and source note.
+* ``map.html`` (:mod:`geoask.maps.interactive_map`): the same layers in a self-contained
+  Leaflet page, with layer toggles, labels and popups.
+
 Planar layers (SRID 0 data the catalog declares planar, exported in its own coordinates) have no
 place on the Earth: they are drawn alone, as exported, with a scale bar in their declared units
-(none for unknown units), no lon/lat layer or raster with them, and no ``map.html`` (Leaflet
-places lon/lat only; the map section says why). Without
-answer features every layer is drawn in its own colour, zoomed to all of them. The GeoTIFFs a
-run exported are drawn underneath (:mod:`geoask.maps.raster_map`: a hillshaded elevation, or a
-false-colour image), so zones over a raster read as a class map over the relief; a run with
-only rasters gets a map of them. Only the run's data is drawn (no shipped boundary files), so
-it works on any database.
+(none for unknown units), no context layer, lon/lat layer or raster with them, and no
+``map.html`` (Leaflet places lon/lat only; the map section says why). Without answer or
+reference features every layer is drawn in its own colour, zoomed to all of them.
 It also gives the map's markdown section (the image inline, the files named) for the run's
 ``run-summary`` artifact. A map is a view: any failure is logged and the question is unaffected.
 """
@@ -28,13 +32,10 @@ from __future__ import annotations
 import base64
 import io
 import logging
-import math
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
-
-import geopandas as gpd
-from pyproj import Proj
 
 from geoask.base.storage import filesystem_for, write_atomic
 from geoask.maps.answer_features import (
@@ -45,100 +46,51 @@ from geoask.maps.answer_features import (
     planar_units,
     read_layers,
 )
+from geoask.maps.graduated import answer_graduation
 from geoask.maps.interactive_map import interactive_map_html
+from geoask.maps.png_layers import (
+    draw_context_layer,
+    draw_labels,
+    draw_layer,
+)
 from geoask.maps.raster_map import raster_backdrop, raster_bounds_wgs84, raster_urls
+from geoask.maps.views import (
+    Bounds,
+    MapView,
+    map_crs,
+    map_view,
+    nice_scale_length,
+    plain_text,
+    planar_view,
+    scale_label,
+)
 from geoask.records.run_artifacts import Markdown, code_span
-from geoask.sql.crs import PLANAR
-from geoask.sql.metric_crs import metric_crs_for_extent
 
 if TYPE_CHECKING:
+    import geopandas as gpd
+    from matplotlib.axes import Axes
+
     from geoask.records.run_artifacts import RunArtifacts
     from geoask.vocabulary.answers import FinalAnswer
     from geoask.vocabulary.artifacts import ArtifactRef
+    from geoask.vocabulary.focus import MapFocus
 
-MAP_SIZE_IN: Final = (8.0, 6.0)
+__all__ = ["AnswerMaps", "MapView", "draw_answer_maps", "map_crs", "map_view",
+           "nice_scale_length", "planar_scale_label", "render_answer_map", "scale_label"]
+MAP_SIZE_IN: Final = (10.0, 6.0)
 MAP_DPI: Final = 110
 MAP_FILE: Final = "map.png"
 HTML_MAP_FILE: Final = "map.html"
-MARGIN_SHARE: Final = 0.15
-MIN_MARGIN_M: Final = 2000.0
-MAX_LABELS: Final = 25
+LEGEND_FONT: Final = 7.0
+"""Legend text size in points; rows grow to the largest proportional symbol."""
+TITLE_WIDTH: Final = 110
+TITLE_LINES: Final = 3
+"""The question as the PNG's title: wrapped at this many characters, on at most these lines."""
+FRAME_ASPECT: Final = 4 / 3
+"""Width over height of the map frame; the view is widened or heightened to it."""
 SCALED_PLANAR_UNITS: Final = frozenset({"metre", "foot"})
 """Declared planar units a scale bar can be drawn in (not ``unknown``)."""
-Bounds = tuple[float, float, float, float]
 logger = logging.getLogger(__name__)
-
-
-def nice_scale_length(max_length_m: float) -> float:
-    """Largest 1, 2 or 5 × 10^k metres not above ``max_length_m`` (a scale bar's length).
-
-    >>> nice_scale_length(3700.0)
-    2000.0
-
-    Raises:
-        ValueError: ``max_length_m`` is not positive.
-
-    """
-    if not max_length_m > 0:
-        raise ValueError(f"a scale bar needs a positive length, got {max_length_m}")
-    power = 10.0 ** math.floor(math.log10(max_length_m))
-    for step in (5.0, 2.0, 1.0):
-        if step * power <= max_length_m * (1 + 1e-9):
-            return step * power
-    return power  # unreachable: 1 × 10^floor(log10(x)) <= x
-
-
-def scale_label(length_m: float) -> str:
-    """``length_m`` as a scale-bar label: metres below 1 km, else kilometres.
-
-    >>> scale_label(500.0), scale_label(20000.0)
-    ('500 m', '20 km')
-    """
-    return f"{length_m:g} m" if length_m < 1000 else f"{length_m / 1000:g} km"
-
-
-def map_crs(bounds_wgs84: Bounds) -> tuple[str, float]:
-    """The drawing CRS and its map units per ground metre at the map centre.
-
-    The metric CRS of the extent (:func:`geoask.sql.metric_crs.metric_crs_for_extent`): the
-    UTM zone it fits (1 unit per metre), else the equal-area CRS chosen for it, whose scale
-    along the parallel through the map centre (pyproj's projection factors) sizes the scale bar.
-    """
-    chosen = metric_crs_for_extent(bounds_wgs84)
-    if not chosen.geodesic_distances:
-        return chosen.code, 1.0
-    west, south, east, north = bounds_wgs84
-    factors = Proj(chosen.crs).get_factors((west + east) / 2, (south + north) / 2)
-    return chosen.code, float(factors.parallel_scale)
-
-
-@dataclass(frozen=True)
-class MapView:
-    """What the PNG map shows: its CRS, map units per ground metre, and padded limits.
-
-    Attributes:
-        crs: the drawing CRS (``"EPSG:326xx"``/``"EPSG:327xx"`` or an equal-area one such as
-            ``"EPSG:5070"``).
-        units_per_metre: map units per ground metre at the centre (1 in UTM).
-        limits: ``(xmin, ymin, xmax, ymax)`` in map units: the extent plus a margin of
-            :data:`MARGIN_SHARE` per side, at least :data:`MIN_MARGIN_M` metres.
-
-    """
-
-    crs: str
-    units_per_metre: float
-    limits: tuple[float, float, float, float]
-
-
-def planar_view(bounds: Bounds) -> MapView:
-    """The view of planar coordinates ``(xmin, ymin, xmax, ymax)``: drawn as they are.
-
-    >>> planar_view((0.0, 0.0, 100.0, 50.0)).limits
-    (-15.0, -15.0, 115.0, 65.0)
-    """
-    west, south, east, north = bounds
-    pad = max(east - west, north - south, 1e-9) * MARGIN_SHARE
-    return MapView(PLANAR, 1.0, (west - pad, south - pad, east + pad, north + pad))
 
 
 def planar_scale_label(length: float, units: str) -> str:
@@ -150,34 +102,9 @@ def planar_scale_label(length: float, units: str) -> str:
     return scale_label(length) if units == "metre" else f"{length:g} ft"
 
 
-def map_view(bounds_wgs84: Bounds) -> MapView:
-    """The view of an extent ``(west, south, east, north)`` in degrees (see :class:`MapView`)."""
-    extent = gpd.GeoDataFrame(geometry=gpd.GeoSeries.from_xy(
-        [bounds_wgs84[0], bounds_wgs84[2]], [bounds_wgs84[1], bounds_wgs84[3]], crs=4326))
-    crs, units_per_metre = map_crs(bounds_wgs84)
-    west, south, east, north = (float(v) for v in extent.to_crs(crs).total_bounds)
-    margin = MIN_MARGIN_M * units_per_metre
-    pad_x = max((east - west) * MARGIN_SHARE, margin)
-    pad_y = max((north - south) * MARGIN_SHARE, margin)
-    return MapView(crs, units_per_metre, (west - pad_x, south - pad_y, east + pad_x,
-                                          north + pad_y))
-
-
-def plain_text(text: str) -> str:
-    r"""``text`` as matplotlib draws it literally: ``$`` escaped, so no mathtext is parsed.
-
-    An unbalanced ``$`` in a question or a label ("fees between $20 and $30") made matplotlib
-    raise, or draw the span between two of them in math italics.
-
-    >>> plain_text("fees between $20 and $30")
-    'fees between \\$20 and \\$30'
-    """
-    return text.replace("$", r"\$")
-
-
 def render_answer_map(features: AnswerFeatures, title: str,
                       rasters: Sequence[bytes] = (), planar_units: str | None = None) -> bytes:
-    """PNG bytes: ``features`` (EPSG:4326) zoomed to the answer, legend, scale bar, CRS note.
+    """PNG bytes of ``features`` (EPSG:4326): the design of the module docstring.
 
     ``rasters`` (GeoTIFF files) are drawn under the layers (:func:`raster_backdrop`). With
     ``planar_units`` the features are planar coordinates, drawn as they are: a scale bar in
@@ -188,80 +115,85 @@ def render_answer_map(features: AnswerFeatures, title: str,
 
     """
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    from mpl_toolkits.axes_grid1.anchored_artists import AnchoredSizeBar
 
-    view = planar_view(features.bounds()) if planar_units else map_view(features.bounds())
-    crs, units_per_metre = view.crs, view.units_per_metre
+    bounds = features.bounds()
+    view = planar_view(bounds) if planar_units else map_view(bounds)
 
     def project(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
-        return frame if planar_units else frame.to_crs(crs)
+        return frame if planar_units else frame.to_crs(view.crs)
 
     figure = Figure(figsize=MAP_SIZE_IN, dpi=MAP_DPI)
     axes = figure.add_subplot()
-    handles: list[Any] = []
+    handles: list[Any] = [] if planar_units else draw_context_layer(axes, bounds, view.crs)
     for data in rasters:
-        backdrop = raster_backdrop(data, crs)
+        backdrop = raster_backdrop(data, view.crs)
         axes.imshow(backdrop.rgba, extent=backdrop.extent, zorder=1, interpolation="nearest")
         handles.append(Patch(facecolor="tan", edgecolor="grey", label=backdrop.label))
+    graduated = answer_graduation(features)
+    view = _fitted(view)
     for frame, style in layer_styles(features):
-        projected = project(frame)
-        kind = projected.geom_type.iloc[0]
-        base = (30 if "Point" in kind else 20 if "Line" in kind else 10) + style.zorder
-        if "Point" in kind:
-            projected.plot(ax=axes, color=style.colour, markersize=36 if style.answer else 9,
-                           edgecolor="black" if style.answer else "none", zorder=base)
-            handles.append(Line2D([], [], marker="o", linestyle="", color=style.colour,
-                                  label=style.label))
-        elif "Line" in kind:
-            projected.plot(ax=axes, color=style.colour, zorder=base,
-                           linewidth=2.4 if style.answer else 1.0)
-            handles.append(Line2D([], [], color=style.colour, linewidth=1.6, label=style.label))
-        elif rasters:  # zones over a raster: outlines only, so the raster stays visible
-            projected.plot(ax=axes, facecolor="none", edgecolor=style.colour, zorder=base,
-                           linewidth=1.8 if style.answer else 0.6)
-            handles.append(Line2D([], [], color=style.colour, linewidth=1.6, label=style.label))
-        else:
-            projected.plot(ax=axes, facecolor=style.colour, edgecolor="black", alpha=style.alpha,
-                           linewidth=0.9 if style.answer else 0.3, zorder=base)
-            handles.append(Patch(facecolor=style.colour, edgecolor="black", alpha=style.alpha,
-                                 label=style.label))
-    if features.answer is not None and features.label_column is not None and len(
-            features.answer) <= MAX_LABELS:
-        projected = project(features.answer)
-        for point, text in zip(projected.geometry.representative_point(),
-                               projected[features.label_column], strict=True):
-            axes.annotate(plain_text(str(text)), (point.x, point.y), xytext=(5, 5), fontsize=8,
-                          textcoords="offset points", zorder=60)
+        handles += draw_layer(axes, project(frame), style, graduated, bool(rasters), view.limits)
+    if features.answer is not None and features.label_column is not None:
+        draw_labels(axes, project(features.answer), features.label_column)
+    _frame_view(axes, view, planar_units)
+    for handle in handles:
+        handle.set_label(plain_text(handle.get_label()))
+    legend_title = plain_text(features.headline) if features.headline else None
+    tallest = max((2 * c.radius for c in graduated.classes), default=0.0) \
+        if graduated is not None and graduated.kind == "symbols" else 0.0
+    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                fontsize=LEGEND_FONT, framealpha=0.95, title=legend_title, title_fontsize=8,
+                alignment="left", handleheight=max(0.7, tallest / LEGEND_FONT),
+                handlelength=max(2.0, tallest / LEGEND_FONT))
+    axes.set_title(plain_text(textwrap.fill(title, TITLE_WIDTH, max_lines=TITLE_LINES,
+                                            placeholder=" ...")), fontsize=10, loc="left")
+    sources = ["feature exports (EPSG:4326)"] if features.context or features.answer is not None \
+        else []
+    source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
+    axes.set_xlabel(f"drawn in {view.crs} from the run's {source}; context: Natural Earth"
+                    if planar_units is None else
+                    f"planar coordinates in {planar_units} units, drawn as exported (no lon/lat, "
+                    "so no map context); from the run's GeoJSON exports", fontsize=7)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _fitted(view: MapView) -> MapView:
+    """``view`` widened or heightened to the map's 4:3 frame, so a narrow extent gets context.
+
+    >>> _fitted(MapView("EPSG:32618", 1.0, (0.0, 0.0, 10.0, 30.0))).limits
+    (-15.0, 0.0, 25.0, 30.0)
+    """
+    west, south, east, north = view.limits
+    width, height = east - west, north - south
+    if width < FRAME_ASPECT * height:
+        pad = (FRAME_ASPECT * height - width) / 2
+        return replace(view, limits=(west - pad, south, east + pad, north))
+    pad = (width / FRAME_ASPECT - height) / 2
+    return replace(view, limits=(west, south - pad, east, north + pad))
+
+
+def _frame_view(axes: Axes, view: MapView, planar_units: str | None) -> None:
+    """Limits, equal aspect, no ticks, and the scale bar (none for unknown planar units)."""
+    from mpl_toolkits.axes_grid1.anchored_artists import AnchoredSizeBar
+
     west, south, east, north = view.limits
     axes.set_xlim(west, east)
     axes.set_ylim(south, north)
     axes.set_aspect("equal")
-    length = nice_scale_length((east - west) / units_per_metre / 4)
+    axes.set_xticks([])
+    axes.set_yticks([])
+    axes.set_ylabel("")
+    length = nice_scale_length((east - west) / view.units_per_metre / 4)
     label = (scale_label(length) if planar_units is None
              else planar_scale_label(length, planar_units) if planar_units in SCALED_PLANAR_UNITS
              else None)
     if label is not None:
-        axes.add_artist(AnchoredSizeBar(axes.transData, length * units_per_metre, label,
+        axes.add_artist(AnchoredSizeBar(axes.transData, length * view.units_per_metre, label,
                                         loc="lower right", frameon=True,
                                         size_vertical=(north - south) / 150))
-    for handle in handles:
-        handle.set_label(plain_text(handle.get_label()))
-    axes.legend(handles=handles, loc="upper left", fontsize=7, framealpha=0.9)
-    axes.set_title(plain_text(title if len(title) <= 90 else title[:87] + "..."), fontsize=10)
-    axes.set_xticks([])
-    axes.set_yticks([])
-    sources = ["feature exports (EPSG:4326)"] if features.context or features.answer is not None \
-        else []
-    source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
-    axes.set_xlabel(f"drawn in {crs} from the run's {source}" if planar_units is None else
-                    f"planar coordinates in {planar_units} units, drawn as exported (no lon/lat, "
-                    "so no map context); from the run's GeoJSON exports", fontsize=7)
-    axes.set_ylabel("")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", bbox_inches="tight")
-    return buffer.getvalue()
 
 
 @dataclass(frozen=True)
@@ -279,7 +211,8 @@ class AnswerMaps:
 
 
 def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
-                     answer: FinalAnswer | None, title: str) -> AnswerMaps | None:
+                     answer: FinalAnswer | None, title: str,
+                     focus: MapFocus | None = None) -> AnswerMaps | None:
     """Write ``map.png`` and ``map.html`` of a run; their markdown section for the UI.
 
     Args:
@@ -288,6 +221,8 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
             ``url``, ``format``); the last step's features are the answer's fallback.
         answer: the typed answer whose features are drawn prominently (None: just the layers).
         title: the map title (the question).
+        focus: the intent's reference, relation and distance
+            (:func:`geoask.vocabulary.focus.map_focus`): reference features, ring, links.
 
     Returns:
         The maps' URLs and markdown, or None when the run exported no geometry or drawing
@@ -307,7 +242,8 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
         done = [artifacts for artifacts in step_artifacts if artifacts]
         final_count = len(feature_layers(done[-1:]))
         final = [name for name, _ in files[len(files) - final_count:]] if final_count else []
-        features = pick_answer(answer, layers, final) if layers else AnswerFeatures(None)
+        placed = focus if units is None else None  # a planar reference has no metres to ring
+        features = pick_answer(answer, layers, final, placed) if layers else AnswerFeatures(None)
         if units is not None and features.answer is not None and features.answer.crs:
             features = replace(features, answer=None)  # lon/lat answer geometry: not placeable
         if rasters:

@@ -101,6 +101,18 @@ class RegistryEntry(BaseModel):
     turn: int | None = None
     preview: str = ""
 
+    @property
+    def planar(self) -> bool:
+        """True for features kept in their own planar coordinates (SRID 0 declared planar).
+
+        >>> RegistryEntry(ref="sql-1.trees", name="trees", kind=ArtifactKind.FEATURES,
+        ...     url="x", format="geojson", native_crs="planar", step="sql-1", made_by="sql",
+        ...     run_id="r").planar
+        True
+        """
+        return self.kind is ArtifactKind.FEATURES and self.srid is None and \
+            self.native_crs == PLANAR
+
     def to_text(self) -> str:
         """One compact line for a prompt (no data, only what the artifact is).
 
@@ -119,6 +131,8 @@ class RegistryEntry(BaseModel):
             stored = f" (stored in {self.native_crs})" if (
                 self.native_crs and self.native_crs != f"EPSG:{self.srid}") else ""
             parts.append(f"EPSG:{self.srid}{stored}")
+        elif self.planar:
+            parts.append("planar (own coordinates, not lon/lat)")
         if self.bbox_wgs84:
             parts.append("bbox " + ",".join(f"{v:.3f}" for v in self.bbox_wgs84))
         text = ", ".join(parts)

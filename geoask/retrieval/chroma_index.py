@@ -89,22 +89,35 @@ def chroma_client(home: Path, chroma_url: str | None) -> Any:
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
+def collection_name(kind: DocumentKind, key: str = "") -> str:
+    """The chroma collection of ``kind`` documents, suffixed with ``key`` when one is given.
+
+    >>> collection_name("table"), collection_name("column", "0123abcd")
+    ('geoask_schema_tables', 'geoask_schema_columns_0123abcd')
+    """
+    return f"{_COLLECTIONS[kind]}_{key}" if key else _COLLECTIONS[kind]
+
+
 class ChromaSchemaIndex:
     """Schema documents in two chroma collections (tables, columns), cosine space.
 
-    The catalog content hash is kept in the table collection's metadata.
+    The catalog content hash is kept in the table collection's metadata. With a ``key`` (the
+    retriever's opener passes a prefix of the catalog's content hash) each catalog has
+    collections of its own, so processes sharing one home or Chroma server with different
+    catalogs (the demo's, spdata's, the scale database's) never drop each other's index.
     """
 
-    def __init__(self, client: Any, embedder: Embedder) -> None:
+    def __init__(self, client: Any, embedder: Embedder, key: str = "") -> None:
         self._client = client
         self._embedding_function = _embedding_function(embedder)
         self._collections: dict[DocumentKind, Any] = {}
+        self._key = key
 
     def _collection(self, kind: DocumentKind) -> Any | None:
         if kind not in self._collections:
             try:
                 self._collections[kind] = self._client.get_collection(
-                    _COLLECTIONS[kind], embedding_function=self._embedding_function
+                    collection_name(kind, self._key), embedding_function=self._embedding_function
                 )
             except Exception:  # chroma raises NotFoundError / ValueError by version
                 return None
@@ -126,7 +139,8 @@ class ChromaSchemaIndex:
     ) -> None:
         """Drop and recreate both collections with ``documents`` and their ``vectors``."""
         self._collections.clear()
-        for kind, name in _COLLECTIONS.items():
+        for kind in _COLLECTIONS:
+            name = collection_name(kind, self._key)
             with contextlib.suppress(Exception):  # absent collection: nothing to delete
                 self._client.delete_collection(name)
             metadata = {"hnsw:space": "cosine"}

@@ -13,6 +13,7 @@ from geoask.db.urls import reader_url
 from geoask.embeddings.base import get_embedder
 from geoask.errors import GeoaskError
 from geoask.retrieval.chroma_index import ChromaSchemaIndex, chroma_client
+from geoask.retrieval.documents import catalog_content_hash
 from geoask.retrieval.lexical import build_lexicon
 from geoask.retrieval.retriever import RetrievalConfig, SchemaRetriever
 from geoask.retrieval.values import (
@@ -24,6 +25,9 @@ from geoask.retrieval.values import (
 from geoask.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
+
+INDEX_KEY_CHARS = 16
+"""Hex digits of the catalog's content hash naming its chroma collections (64 bits)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,9 @@ def open_retriever(
 ) -> SchemaRetriever:
     """A :class:`SchemaRetriever` on the chroma index (local under ``<home>/chroma`` or server).
 
+    The index's collections are named by the catalog's content hash, so opening another
+    catalog (or an edited one) builds collections of its own and leaves the others in place.
+
     With ``ensure_index`` the index is (re)built when the catalog content hash changed, and
     the value lexicon (place names, categories) read from the database when none is stored for
     this catalog and database (:func:`index_values`; a warning is logged when the database
@@ -102,7 +109,8 @@ def open_retriever(
     settings = settings or get_settings()
     catalog = catalog or load_catalog(settings.catalog_path)
     embedder = get_embedder(settings)
-    index = ChromaSchemaIndex(chroma_client(settings.home, settings.chroma_url), embedder)
+    key = catalog_content_hash(catalog, embedder.name)[:INDEX_KEY_CHARS]
+    index = ChromaSchemaIndex(chroma_client(settings.home, settings.chroma_url), embedder, key)
     values = index_values(settings, catalog, stored_only=not ensure_index)
     if values.warning and ensure_index:
         logger.warning(values.warning)

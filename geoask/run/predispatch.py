@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from geoask.base.storage import filesystem_for
 from geoask.records.artifact_registry import EXPORT_SRID, ArtifactKind, RegistryEntry
 
+CRS_PROBLEM = "crs: "
+"""Opens a problem about an input's CRS (the report counts it as a CRS error)."""
+
 
 @dataclass(frozen=True)
 class StepInputs:
@@ -74,12 +77,16 @@ def input_files_exist(inputs: StepInputs) -> str | None:
 
 
 def features_in_export_crs(inputs: StepInputs) -> str | None:
-    """Feature inputs are in the export CRS (EPSG:4326), as the compute agent is told."""
+    """Feature inputs are in the export CRS (EPSG:4326), as the compute agent is told.
+
+    Planar features (SRID 0 the catalog declares planar) are the one exception: they have no
+    lon/lat, so the export keeps their own coordinates and the agent is told to measure in them.
+    """
     wrong = [f"{ref} (EPSG:{inputs.entries[ref].srid})" for ref in inputs.refs
              if ref in inputs.entries and inputs.entries[ref].kind is ArtifactKind.FEATURES
-             and inputs.entries[ref].srid != EXPORT_SRID]
-    return (f"{inputs.step} expects features in EPSG:{EXPORT_SRID}, got {', '.join(wrong)}"
-            if wrong else None)
+             and inputs.entries[ref].srid != EXPORT_SRID and not inputs.entries[ref].planar]
+    return (f"{CRS_PROBLEM}{inputs.step} expects features in EPSG:{EXPORT_SRID} (or planar "
+            f"ones), got {', '.join(wrong)}" if wrong else None)
 
 
 def geometry_available(inputs: StepInputs) -> str | None:

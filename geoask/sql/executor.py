@@ -5,7 +5,8 @@ that is always rolled back, with ``SET LOCAL statement_timeout``, over the exten
 protocol only (a server-side prepared statement: a second statement fails at the server too),
 fetching at most ``row_cap + 1`` rows: a result past the row cap (or the size cap) is refused
 with a ``result_too_large`` error, never cut - geoask computes on whole results only.
-Geometry and geography values arrive as hex EWKB and are loaded with shapely (SRID kept); the
+Geometry and geography values arrive as hex EWKB, streamed as WKB bytes and turned into shapely
+geometries (SRID kept) a column at a time (:mod:`geoask.sql.geometry_values`); the
 definitions of the SRIDs they carry are read from ``spatial_ref_sys`` in the same transaction
 (:mod:`geoask.sql.srs`), so the export can transform from any CRS the database defines.
 """
@@ -21,21 +22,21 @@ import numpy as np
 import psycopg
 import shapely
 from psycopg import errors as pg_errors
-from psycopg.adapt import Loader
-from psycopg.types import TypeInfo
-from shapely.geometry.base import BaseGeometry
 
-from geoask.catalog.spatial import SpatialKind, spatial_kind
+from geoask.catalog.spatial import spatial_kind
 from geoask.db.urls import reader_url
 from geoask.errors import DatabaseError, QueryExecutionError
+from geoask.sql.geometry_values import (
+    approximate_size,
+    decode_geometry_columns,
+    geometry_indexes,
+    register_geometry_loaders,
+)
 from geoask.sql.guard import CheckedQuery
 from geoask.sql.srs import SpatialRefSys, read_definitions
 
 if TYPE_CHECKING:
     from geoask.settings import Settings
-
-GEOMETRY_TYPE_NAMES = tuple(kind.value for kind in SpatialKind if kind.is_vector)
-"""Types whose values are loaded as shapely geometries: the vector spatial kinds."""
 
 # SQLSTATE -> kind reported to the agent's correction loop.
 ERROR_KINDS: dict[str, str] = {
@@ -150,13 +151,6 @@ class StaticSqlRunner:
         return outcome
 
 
-class _EwkbHexLoader(Loader):
-    """Loads PostGIS text output (hex EWKB) into a shapely geometry with its SRID."""
-
-    def load(self, data: Any) -> Any:
-        return shapely.from_wkb(bytes(data).decode("ascii"))
-
-
 class PostgresSqlRunner:
     """:class:`SqlRunner` over psycopg 3.
 
@@ -201,14 +195,15 @@ class PostgresSqlRunner:
         connection = self._connect()
         try:
             connection.read_only = True
-            _register_geometry_loaders(connection)
+            geometry_oids = register_geometry_loaders(connection)
             connection.execute(
                 "SELECT set_config('statement_timeout', %s, true),"
                 " set_config('standard_conforming_strings', 'on', true)",
                 [f"{self.statement_timeout_s * 1000}"],
             )
             cursor = connection.cursor()
-            rows = self._fetch(cursor, sql, row_cap)
+            rows = decode_geometry_columns(self._fetch(cursor, sql, row_cap),
+                                           geometry_indexes(cursor.description, geometry_oids))
             if not rows:  # a stream of no row leaves no description: read the empty result's
                 cursor.execute(sql)  # columns (geometry ones too) by running it once more
             if cursor.description is None:
@@ -265,26 +260,6 @@ def row_cap_message(row_cap: int) -> str:
             "geoask never computes on a cut result: screen candidates in SQL with an "
             "index-backed bounding-box test (geom && ST_MakeEnvelope(...) or ST_Expand(...)), "
             "aggregate in SQL, or select fewer rows")
-
-
-def approximate_size(row: tuple[Any, ...]) -> int:
-    """Rough in-memory size of a fetched row in bytes (text/bytes length, 16 B per coordinate)."""
-    size = 0
-    for value in row:
-        if isinstance(value, str | bytes | bytearray | memoryview):
-            size += len(value)
-        elif isinstance(value, BaseGeometry):
-            size += 16 * int(shapely.get_num_coordinates(value))
-        else:
-            size += 8
-    return size
-
-
-def _register_geometry_loaders(connection: psycopg.Connection[Any]) -> None:
-    for name in GEOMETRY_TYPE_NAMES:
-        info = TypeInfo.fetch(connection, name)
-        if info is not None:
-            connection.adapters.register_loader(info.oid, _EwkbHexLoader)
 
 
 def _columns(connection: psycopg.Connection[Any], cursor: psycopg.Cursor[Any]

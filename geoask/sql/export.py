@@ -33,7 +33,7 @@ from shapely.geometry.base import BaseGeometry
 
 from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON
 from geoask.base.storage import write_atomic
-from geoask.sql.crs import PLANAR, NativeCrs, reproject_result, to_wgs84
+from geoask.sql.crs import PLANAR, WGS84_SRID, NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
 from geoask.sql.parquet_export import geoparquet_bytes
 from geoask.sql.raster_export import export_raster, raster_column_indexes, raster_text
@@ -256,14 +256,8 @@ def build_preview(
     names = unique_names([column.name for column in result.columns])
     geometry_indexes = result.geometry_columns
     feature_index = geometry_indexes[0] if geometry_indexes else None
-    types: set[str] = set()
-    bounds: list[np.ndarray] = []
-    if feature_index is not None:
-        for row in result.rows:
-            geometry = to_wgs84(row[feature_index])
-            if geometry is not None and not geometry.is_empty:
-                types.add(geometry.geom_type)
-                bounds.append(np.asarray(geometry.bounds))
+    types, box = (feature_summary([row[feature_index] for row in result.rows])
+                  if feature_index is not None else ([], None))
     first_rows = [
         {
             names[i]: (
@@ -276,7 +270,6 @@ def build_preview(
         for row in result.rows[:preview_rows]
     ]
     planar = bool(native_crs) and native_crs[0].is_planar
-    box = _union_bounds(bounds) if bounds else None
     return ResultPreview(
         columns=[{"name": n, "type": c.type_name} for n, c in zip(names, result.columns,
                                                                       strict=True)],
@@ -284,11 +277,38 @@ def build_preview(
         row_cap=result.row_cap,
         first_rows=first_rows,
         geometry_column=names[feature_index] if feature_index is not None else None,
-        geometry_types=sorted(types),
+        geometry_types=types,
         bbox_wgs84=None if planar else box,
         native_crs=[crs.to_dict() for crs in native_crs],
         bbox_planar=box if planar else None,
     )
+
+
+def feature_summary(values: Sequence[Any]) -> tuple[list[str], list[float] | None]:
+    """The geometry types and the lon/lat bounding box of a feature column's ``values``.
+
+    One vectorised pass (types and bounds of tens of thousands of screened polygons were read
+    one geometry at a time before); values in another SRID than 4326 or 0 are transformed
+    first (:func:`to_wgs84`). None, and empty geometries, count for neither.
+
+    >>> feature_summary([shapely.Point(1, 2), None, shapely.box(0, 0, 3, 1)])
+    (['Point', 'Polygon'], [0.0, 0.0, 3.0, 2.0])
+    """
+    geometries = np.array(list(values), dtype=object)
+    geometries = geometries[shapely.is_geometry(geometries)]
+    foreign = ~np.isin(shapely.get_srid(geometries), (0, WGS84_SRID))
+    if foreign.any():
+        geometries[foreign] = [to_wgs84(g) for g in geometries[foreign]]
+    geometries = geometries[~shapely.is_empty(geometries)]
+    if not len(geometries):
+        return [], None
+    types = sorted({_TYPE_NAMES[int(i)] for i in np.unique(shapely.get_type_id(geometries))})
+    return types, [float(v) for v in shapely.total_bounds(geometries)]
+
+
+_TYPE_NAMES = ("Point", "LineString", "LinearRing", "Polygon", "MultiPoint", "MultiLineString",
+               "MultiPolygon", "GeometryCollection")
+"""shapely's geometry type id -> the name ``geom_type`` gives (``Polygon``, ``MultiPoint``)."""
 
 
 def _dumps(payload: Any) -> bytes:

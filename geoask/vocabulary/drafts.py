@@ -7,9 +7,32 @@ the flow's tasks and the offline reference model (:mod:`geoask.models.reference`
 
 from __future__ import annotations
 
+import ast
+from typing import Final
+
 from pydantic import BaseModel, Field
 
 from geoask.base.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA
+
+METRIC_MEASUREMENT_CALLS: Final = frozenset({"to_crs", "estimate_utm_crs", "Geod"})
+"""Names by which a script measures in metres: it reprojects, or measures with ``pyproj.Geod``
+(the compute agent's rule for a question with a distance, ``agents/compute.py``)."""
+
+
+def measures_in_metres(tree: ast.Module) -> bool:
+    """True when a parsed script names one of :data:`METRIC_MEASUREMENT_CALLS`.
+
+    >>> measures_in_metres(ast.parse("from pyproj import Geod; Geod(ellps='WGS84')"))
+    True
+    >>> measures_in_metres(ast.parse("x = 1"))
+    False
+    """
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else (
+            node.id if isinstance(node, ast.Name) else None)
+        if name in METRIC_MEASUREMENT_CALLS:
+            return True
+    return False
 
 
 class SqlStatement(BaseModel):

@@ -119,7 +119,7 @@ class SpatialTopology(BaseModel):
 
     predicate: SpatialPredicate = SpatialPredicate.NONE
     distance: Distance | None = None
-    reference: str | None = Field(default=None, description="Measured from.")
+    reference: str | None = Field(default=None, description="Measured from (code or name).")
 
 
 class Intent(BaseModel):

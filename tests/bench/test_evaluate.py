@@ -492,6 +492,18 @@ def test_a_run_stopped_by_an_unknown_crs_is_a_crs_error_not_a_routing_miss():
     assert routing_metrics([crs_run, routed_run]).fn == 1  # only the real routing miss
 
 
+def test_a_step_refused_for_its_inputs_crs_is_a_crs_error_not_a_routing_miss():
+    case = make_case("scalar", {"value_field": "r", "unit": "ratio"}, 0.5, requires_sandbox=True,
+                     category=Category.AGGREGATION.value)
+    refused = (("guard", "ok", "pts"), ("executor", "ok", "pts: 3 rows"),
+               ("pre_dispatch", "rejected", "the files of sql-1.x no longer exist (/x); crs: "
+                "python-1 expects features in EPSG:4326 (or planar ones), got sql-1.pts"))
+    log = log_of(outcome="failed", tools=refused)  # never reached the sandbox
+    assert root_cause(case, Verdict(False, "x", "missing"), log) is RootCause.CRS
+    other = (("pre_dispatch", "rejected", "python-1 would mount two files named a.geojson"),)
+    assert tool_failure_cause("pre_dispatch", other[0][2]) is RootCause.ARTIFACT_SPATIAL
+
+
 def test_wrong_number_after_python_is_computation():
     case = make_case("scalar", {"value_field": "r", "unit": "ratio"}, 0.5, requires_sandbox=True,
                      category=Category.AGGREGATION.value)

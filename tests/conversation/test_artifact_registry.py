@@ -44,9 +44,10 @@ PREVIEW = {
 
 
 def _entry(ref: str, url: str = "/x/cells.geojson", kind: ArtifactKind = ArtifactKind.FEATURES,
-           srid: int | None = 4326) -> RegistryEntry:
+           srid: int | None = 4326, native_crs: str | None = None) -> RegistryEntry:
     return RegistryEntry(ref=ref, name=ref.rsplit(".", 1)[-1], kind=kind, url=url,
-                         format="geojson", srid=srid, step="sql-1", made_by="sql", run_id="r")
+                         format="geojson", srid=srid, native_crs=native_crs, step="sql-1",
+                         made_by="sql", run_id="r")
 
 
 def test_an_sql_entry_records_kind_crs_bounds_count_and_catalog_units():
@@ -123,6 +124,19 @@ def test_each_dispatch_rule_fails_on_its_problem_and_passes_good_inputs(rule, ba
     message = rule(bad)
     assert message is not None
     assert message in dispatch_problems(bad)
+
+
+def test_planar_features_pass_the_export_crs_rule_and_say_so_but_other_non_wgs84_do_not():
+    planar = _entry("sql-1.trees", srid=None, native_crs="planar")
+    inputs = StepInputs("python-1", ("sql-1.trees",), {"sql-1.trees": planar},
+                        frozenset({"sql-1.trees"}))
+    assert planar.planar and features_in_export_crs(inputs) is None
+    assert "planar (own coordinates, not lon/lat)" in planar.to_text()
+    unknown = _entry("sql-1.trees", srid=None, native_crs=None)  # no declaration: refused
+    assert not unknown.planar
+    assert features_in_export_crs(StepInputs("python-1", ("sql-1.trees",),
+                                             {"sql-1.trees": unknown},
+                                             frozenset({"sql-1.trees"}))) is not None
 
 
 def test_within_one_run_the_geometry_rule_leaves_records_inputs_alone():

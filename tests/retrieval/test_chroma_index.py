@@ -49,6 +49,21 @@ def test_content_hash_persists_across_clients(tmp_path, catalog, embedder):
     assert "state_income_annual" in second.retrieve("per-capita income in 1990").table_names
 
 
+def test_indexes_of_two_catalogs_share_a_home_without_dropping_each_other(tmp_path, catalog,
+                                                                          embedder):
+    documents = catalog_documents(catalog)
+    vectors = embedder.embed([d.text for d in documents])
+    client = chroma_client(tmp_path, None)
+    first, second = (ChromaSchemaIndex(client, embedder, key) for key in ("aaaa", "bbbb"))
+    first.rebuild(documents, vectors, "hash-a")
+    hits = first.query(embedder.embed(["state income"]), "table", 3)
+    second.rebuild(documents[:5], vectors[:5], "hash-b")  # another catalog, same home
+    assert (first.content_hash(), second.content_hash()) == ("hash-a", "hash-b")
+    again = ChromaSchemaIndex(client, embedder, "aaaa").query(
+        embedder.embed(["state income"]), "table", 3)
+    assert [(h.table, h.column) for h in again[0]] == [(h.table, h.column) for h in hits[0]]
+
+
 def test_querying_an_empty_index_says_what_to_do(tmp_path, embedder):
     index = ChromaSchemaIndex(chroma_client(tmp_path, None), embedder)
     assert index.content_hash() is None

@@ -35,8 +35,8 @@ def _district_sql(district: str) -> dict:
 def parcel_area(cid: str, district: str) -> dict:
     """Parcel area (km2, UTM 17N) by land use for parcels whose centroid is in ``district``."""
     script = (
-        "d = gpd.read_file('/input/district.geojson').to_crs(32617).geometry.iloc[0]\n"
-        "p = gpd.read_file('/input/cand.geojson').to_crs(32617)\n"
+        "d = read('district').to_crs(32617).geometry.iloc[0]\n"
+        "p = read('cand').to_crs(32617)\n"
         "p = p[p.geometry.centroid.within(d)]\n"
         "p['area_km2'] = p.geometry.area / 1e6\n"
         "g = p.groupby('land_use')['area_km2'].sum().sort_index()\n"
@@ -83,8 +83,8 @@ def parcel_area(cid: str, district: str) -> dict:
 def road_length(cid: str, district: str, cls: str) -> dict:
     """Length (km, EPSG:2264) of ``cls`` road segments lying wholly in ``district``."""
     script = (
-        "d = gpd.read_file('/input/district.geojson').to_crs(2264).geometry.iloc[0]\n"
-        "r = gpd.read_file('/input/cand.geojson').to_crs(2264)\n"
+        "d = read('district').to_crs(2264).geometry.iloc[0]\n"
+        "r = read('cand').to_crs(2264)\n"
         "r = r[r.geometry.within(d)]\n"
         "km = float(r.geometry.length.sum() * 1200 / 3937 / 1000)\n"
         + cp.result_line("f'{km:.1f} km'", "{'length_km': km}")

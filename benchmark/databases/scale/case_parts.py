@@ -15,8 +15,20 @@ from pyproj import Transformer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import regions as rg
 
-GEOD = "from pyproj import Geod\nimport numpy as np\nimport geopandas as gpd\nimport json\n"
-"""The imports every reference script starts with."""
+GEOD = (
+    "import glob\nfrom pathlib import Path\nfrom pyproj import Geod\nimport numpy as np\n"
+    "import geopandas as gpd\nimport json\n\n"
+    "# an export of GEOASK_SQL_COLUMNAR_ROWS rows or more is GeoParquet, a smaller one GeoJSON\n"
+    "INPUTS = {Path(p).stem: Path(p) for p in glob.glob('/input/*')\n"
+    "          if p.endswith(('.geojson', '.parquet'))}\n\n\n"
+    "def read(name):\n"
+    "    path = INPUTS[name]\n"
+    "    return gpd.read_parquet(path) if path.suffix == '.parquet' else gpd.read_file(path)\n\n\n"
+)
+"""What every reference script starts with: the imports, and ``read(name)``, the input
+``name`` as a GeoDataFrame in whichever format the export chose by its size (GeoParquet from
+``GEOASK_SQL_COLUMNAR_ROWS`` rows, else GeoJSON); the inputs are found by globbing ``/input``,
+which the compute agent's check accepts as reading every input."""
 
 AIRPORT_SQL = "SELECT code, geom FROM scale.airports WHERE code = '{code}'"
 SCREEN = "geom && ST_Expand((SELECT geom FROM scale.airports WHERE code = '{code}'), {deg})"

@@ -24,8 +24,8 @@ def near_count(cid: str, code: str, cat: str, km: int) -> dict:
     """Count POIs of ``cat`` within ``km`` of airport ``code``."""
     deg = round(km / 80 + 0.02, 2)
     script = (
-        "a = gpd.read_file('/input/airport.geojson').geometry.iloc[0]\n"
-        "p = gpd.read_file('/input/cand.geojson')\n"
+        "a = read('airport').geometry.iloc[0]\n"
+        "p = read('cand')\n"
         + cp.GEOD_DISTANCES
         + f"n = int((d <= {km * 1000}).sum())\n"
         + cp.result_line("f'{n} places'", "{'poi_count': n}")
@@ -61,8 +61,8 @@ def near_count(cid: str, code: str, cat: str, km: int) -> dict:
 def nearest(cid: str, code: str, cat: str, k: int, deg: float) -> dict:
     """The ``k`` nearest POIs of ``cat`` to airport ``code``, screened ``deg`` around it."""
     script = (
-        "a = gpd.read_file('/input/airport.geojson').geometry.iloc[0]\n"
-        "p = gpd.read_file('/input/cand.geojson')\n"
+        "a = read('airport').geometry.iloc[0]\n"
+        "p = read('cand')\n"
         + cp.GEOD_DISTANCES
         + "p['distance_m'] = d\n"
         + f"top = p.sort_values(['distance_m', 'poi_id']).head({k})\n"
@@ -112,8 +112,8 @@ def district_counts(cid: str, district: str, cats: list[str]) -> dict:
     """POIs of each category in ``cats`` inside ``district`` (screened by its known box)."""
     listed = ", ".join(f"'{c}'" for c in cats)
     script = (
-        "d = gpd.read_file('/input/district.geojson').geometry.iloc[0]\n"
-        "p = gpd.read_file('/input/cand.geojson')\n"
+        "d = read('district').geometry.iloc[0]\n"
+        "p = read('cand')\n"
         "p = p[p.geometry.within(d)]\n"
         "g = p.groupby('category').size().sort_index()\n"
         "rows = [{'category': k, 'poi_count': int(v)} for k, v in g.items()]\n"
@@ -163,8 +163,8 @@ def top_districts(cid: str, cat: str, top: int, names: list[str]) -> dict:
     """The ``top`` districts among ``names`` by POIs of ``cat`` (screened by their box)."""
     listed = ", ".join(f"'{n}'" for n in names)
     script = (
-        "d = gpd.read_file('/input/districts.geojson')\n"
-        "p = gpd.read_file('/input/cand.geojson')\n"
+        "d = read('districts')\n"
+        "p = read('cand')\n"
         "j = gpd.sjoin(p, d[['name', 'geometry']], predicate='within')\n"
         "c = j.groupby('name').size().reset_index(name='poi_count')\n"
         "c = c.sort_values(['poi_count', 'name'], ascending=[False, True])"

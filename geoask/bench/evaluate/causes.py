@@ -9,6 +9,7 @@ from geoask.bench.compare import compare_answers
 from geoask.bench.evaluate.values import Verdict
 from geoask.cases.model import BenchmarkCase
 from geoask.cases.projection import ProjectionError, project_answer
+from geoask.run.predispatch import CRS_PROBLEM
 
 if TYPE_CHECKING:
     from geoask.records.execution_log import ExecutionLog
@@ -61,6 +62,8 @@ def tool_failure_cause(tool: str, detail: str) -> RootCause:
     'artifact_spatial_semantics'
     >>> tool_failure_cause("export", "crs: geom has SRID 0 and no declared CRS").value
     'crs'
+    >>> tool_failure_cause("pre_dispatch", "crs: python-1 expects features in EPSG:4326").value
+    'crs'
     """
     if tool == "executor":
         if detail.startswith(("undefined_column", "undefined_table")):
@@ -74,6 +77,9 @@ def tool_failure_cause(tool: str, detail: str) -> RootCause:
                 else RootCause.COMPUTATION)
     if tool == "export":
         return RootCause.CRS if detail.startswith("crs:") else RootCause.ARTIFACT_SPATIAL
+    if tool == "pre_dispatch":  # its problems, joined by "; "
+        return RootCause.CRS if any(problem.startswith(CRS_PROBLEM) for problem in
+                                    detail.split("; ")) else RootCause.ARTIFACT_SPATIAL
     if tool in ("retriever", "inspect"):  # inspect: the REACT agent's schema inspection
         return RootCause.SCHEMA_GROUNDING
     return RootCause.ANSWER_PROJECTION
@@ -138,7 +144,8 @@ def root_cause(
         return None if verdict.kind == "missing" else wrong_answer_cause(verdict, None)
     if log.outcome == "rejected":
         return RootCause.INTENT
-    if any(e.tool == "export" and e.detail.startswith("crs:") for e in log.tool_trace):
+    if any(e.status != "ok" and e.tool in ("export", "pre_dispatch")
+           and tool_failure_cause(e.tool, e.detail) is RootCause.CRS for e in log.tool_trace):
         return RootCause.CRS  # the run could not get past the data's CRS, whatever its route
     if routed_to_sandbox(log) != case.requires_sandbox:
         return RootCause.PLANNING_ROUTING
