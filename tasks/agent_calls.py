@@ -2,8 +2,10 @@
 
 The agents live in ``agents/<role>.py`` (module-level ``<role>_agent`` named ``<role>`` and
 ``prompt(deps)``). Every call is recorded in the execution log (tokens, requests, time,
-status). A transient model failure (429, 5xx, timeout, dropped connection) is re-raised as is,
-so that Prefect's retry condition sees it; any other failure becomes a ``ModelCallError`` (a
+status) and its transcript - every request and response, the validator's retry messages,
+latency, HTTP errors - written to ``calls/<n>-<role>.json`` in the run folder. A transient
+model failure (429, 5xx, timeout, dropped connection) is re-raised as is, so that Prefect's
+retry condition sees it; any other failure becomes a ``ModelCallError`` (a
 ``GeoaskError``).
 """
 
@@ -18,6 +20,7 @@ from pydantic_ai.usage import UsageLimits
 from geoask.errors import GeoaskError
 from geoask.models.feedback import broken_rules
 from geoask.models.llm import ModelProvider, model_call_error, token_usage
+from geoask.models.transcripts import TranscribingModel, output_mode_of
 from geoask.records.execution_log import ExecutionRecorder, ModelCall
 
 DepsT = TypeVar("DepsT")
@@ -43,7 +46,8 @@ def call_agent(
     role = agent.name
     if role is None:
         raise ValueError("call_agent needs a named agent (Agent(name=<role>))")
-    model = models(role)
+    model = TranscribingModel(models(role), role)
+    number = recorder.next_call
     begin = time.perf_counter()
     with capture_run_messages() as messages:
         try:
@@ -51,17 +55,26 @@ def call_agent(
         except Exception as error:
             elapsed = (time.perf_counter() - begin) * 1000
             translated = error if isinstance(error, GeoaskError) else model_call_error(
-                error, role, getattr(model, "base_url", None), broken=broken_rules(messages))
+                error, role, getattr(model.wrapped, "base_url", None),
+                broken=broken_rules(messages))
+            shown = f"{type(error).__name__}: {translated}"
+            written = recorder.transcript(model.transcript(
+                n=number, role=role, stage=stage, messages=messages, duration_ms=elapsed,
+                error=shown))
             recorder.model_call(ModelCall(role=role, stage=stage, duration_ms=elapsed,
-                                          status="error",
-                                          error=f"{type(error).__name__}: {translated}"))
+                                          status="error", error=shown,
+                                          output_mode=output_mode_of(model.wrapped),
+                                          transcript=written))
             if translated is error:
                 raise
             raise translated from error
     elapsed = (time.perf_counter() - begin) * 1000
     usage = token_usage(result.all_messages())
+    written = recorder.transcript(model.transcript(
+        n=number, role=role, stage=stage, messages=result.all_messages(), duration_ms=elapsed))
     recorder.model_call(ModelCall(
         role=role, stage=stage, prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens, requests=usage.requests,
-        locally_counted=usage.locally_counted, duration_ms=elapsed, status="ok"))
+        locally_counted=usage.locally_counted, duration_ms=elapsed, status="ok",
+        output_mode=output_mode_of(model.wrapped), transcript=written))
     return result.output

@@ -38,6 +38,10 @@ SUBCOMMANDS: Final[dict[str, tuple[str, str]]] = {
                               "answered, 1 error, 2 usage error, 3 rejected, 4 no answer)."),
     "chat": ("geoask.app.chat", "Ask questions as one conversation: follow-ups see earlier "
                                 "turns and reuse their results."),
+    "model": ("geoask.app.commands.model",
+              "Serve a local language model (llama.cpp) for the agents."),
+    "runs": ("geoask.app.commands.runs", "Show a question run's folder: its answer, log and "
+                                         "the transcript of every model call."),
     "server": ("geoask.service.cli", "Start a local Prefect server (dashboard + API) and serve "
                                      "the geoask deployments until Ctrl-C."),
 }

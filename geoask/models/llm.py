@@ -8,7 +8,11 @@
 - ``openai-compatible:<model name>``: any OpenAI-compatible chat-completions endpoint at
   ``GEOASK_OPENAI_BASE_URL`` with ``GEOASK_OPENAI_API_KEY`` (DashScope/Qwen, vLLM, Ollama,
   llama.cpp server);
-- ``reference``: the offline replay model, which the caller injects (``reference_model=``).
+- ``reference``: the offline replay model, which the caller injects (``reference_model=``);
+- ``recorded:<run folder or run id>``: a run replayed from its call transcripts
+  (:mod:`geoask.models.recorded`).
+
+Each model answers in its role's output mode (:mod:`geoask.models.output_modes`).
 
 Every model gets the same request settings: temperature (default 0), a per-attempt timeout, a
 deadline for the whole call and an HTTP retry bound. Retries are done by the provider SDK and
@@ -16,24 +20,27 @@ only for transient failures (408, 409, 429, 5xx, dropped connections) with expon
 (0.5 s doubling to 8 s, a server's ``Retry-After`` honoured); everything else fails at once.
 
 :func:`model_call_error` turns pydantic-ai's exceptions into a :class:`ModelCallError` a user
-can read; :func:`token_usage` gives prompt/completion tokens of a run, counted with the shipped
-local tokenizer where a backend reports none.
+can read; :func:`token_usage` (re-exported from :mod:`geoask.models.tokens`) gives
+prompt/completion tokens of a run, counted with the shipped local tokenizer where a backend
+reports none.
 """
 
 from __future__ import annotations
 
-import json
 import socket
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
 
 from pydantic_ai import exceptions as ai_errors
-from pydantic_ai.messages import ModelMessage, ModelRequest
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings, merge_model_settings
 
 from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
+from geoask.models.output_modes import output_mode_for, with_output_mode
+from geoask.models.recorded import RECORDED_PREFIX, RecordedModel, run_folder
+from geoask.models.tokens import TokenUsage, token_usage
+from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME
 from geoask.settings import Settings
 from geoask.settings.models import AGENT_ROLES
 
@@ -47,8 +54,6 @@ REFERENCE_MODEL: Final = "reference"
 
 ModelProvider = Callable[[str], Model]
 """Agent role (one of :data:`ROLES`) -> the pydantic-ai model that plays it."""
-# Name recorded as provider_name of responses from GEOASK_OPENAI_BASE_URL.
-OPENAI_COMPATIBLE_PROVIDER_NAME: Final = "geoask-openai-compatible"
 
 _HOW_TO_CONFIGURE = (
     "set GEOASK_MODEL to a pydantic-ai model string (e.g. openai:gpt-4o with OPENAI_API_KEY, "
@@ -111,13 +116,24 @@ def model_for(role: str, settings: Settings, *, reference_model: Model | None = 
                 "choose another model or run through a command that provides the reference model"
             )
         return reference_model
+    if name.startswith(RECORDED_PREFIX):
+        folder = run_folder(name.removeprefix(RECORDED_PREFIX), _local_root(settings))
+        return RecordedModel(folder, role)
     request_settings = model_settings_for(settings)
     if name.startswith(OPENAI_COMPATIBLE_PREFIX):
-        return _openai_compatible_model(name.removeprefix(OPENAI_COMPATIBLE_PREFIX), settings,
-                                        request_settings)
-    if name.startswith("openai:"):
-        return _openai_model(name.removeprefix("openai:"), settings, request_settings)
-    return _inferred_model(name, request_settings)
+        model = _openai_compatible_model(name.removeprefix(OPENAI_COMPATIBLE_PREFIX), settings,
+                                         request_settings)
+    elif name.startswith("openai:"):
+        model = _openai_model(name.removeprefix("openai:"), settings, request_settings)
+    else:
+        model = _inferred_model(name, request_settings)
+    return with_output_mode(model, output_mode_for(role, settings, name),
+                            settings.model_context_tokens)
+
+
+def _local_root(settings: Settings) -> Path | None:
+    root = settings.artifact_root_url
+    return Path(root) if "://" not in root else None
 
 
 def _openai_compatible_model(
@@ -288,83 +304,6 @@ def connection_failure(error: BaseException) -> str | None:
 def _first_line(text: str, limit: int = 300) -> str:
     line = text.strip().splitlines()[0] if text.strip() else "no detail"
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-# --- token accounting ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    """Tokens of one agent run.
-
-    Attributes:
-        prompt_tokens: input tokens over all model requests of the run (each request re-sends
-            the conversation so far).
-        completion_tokens: output tokens over all responses.
-        requests: model requests made (output retries included).
-        locally_counted: True if some figure was counted with the local tokenizer because the
-            backend reported no usage for that request.
-
-    """
-
-    prompt_tokens: int
-    completion_tokens: int
-    requests: int
-    locally_counted: bool
-
-
-def token_usage(
-    messages: Sequence[ModelMessage], count_tokens: Callable[[str], int] | None = None
-) -> TokenUsage:
-    """Prompt and completion tokens of a run from its messages (``result.all_messages()``).
-
-    A response's reported usage is used when it has any; otherwise the prompt (instructions and
-    every message before the response) and the completion (text, tool-call arguments) are
-    counted with ``count_tokens`` - by default the shipped WordPiece tokenizer of
-    ``geoask.embeddings``, a local approximation (no tiktoken, nothing downloaded).
-    """
-    counter = count_tokens or _shipped_count
-    prompt_total = completion_total = requests = 0
-    locally = False
-    conversation: list[str] = []
-    for message in messages:
-        if isinstance(message, ModelRequest):
-            if message.instructions:
-                conversation.append(message.instructions)
-            conversation.extend(_part_text(part) for part in message.parts)
-            continue
-        requests += 1
-        usage = message.usage
-        response_text = "\n".join(_part_text(part) for part in message.parts)
-        if usage.input_tokens or usage.output_tokens:
-            prompt_total += usage.input_tokens
-            completion_total += usage.output_tokens
-        else:
-            locally = True
-            prompt_total += counter("\n".join(conversation))
-            completion_total += counter(response_text)
-        conversation.append(response_text)
-    return TokenUsage(prompt_total, completion_total, requests, locally)
-
-
-def _part_text(part: Any) -> str:
-    """The text a message part contributes to a prompt (content or tool-call arguments)."""
-    if hasattr(part, "args"):
-        args = part.args
-        return f"{part.tool_name} {args if isinstance(args, str) else json.dumps(args)}"
-    content = getattr(part, "content", "")
-    if isinstance(content, str):
-        return content
-    try:
-        return json.dumps(content, default=str)
-    except (TypeError, ValueError):
-        return str(content)
-
-
-def _shipped_count(text: str) -> int:
-    from geoask.embeddings.static import shipped_embedder
-
-    return shipped_embedder().count_tokens(text)
 
 
 __all__ = [

@@ -10,12 +10,15 @@ or SQL then Python) and the final answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from geoask.models.transcripts import CALLS_FOLDER, CallTranscript
+from geoask.records.run_artifacts import ArtifactStore
 
 
 class StageTiming(BaseModel):
@@ -49,6 +52,10 @@ class ModelCall(BaseModel):
     duration_ms: float
     status: str = Field(description="'ok' or 'error'.")
     error: str | None = None
+    output_mode: str = Field(default="tool", description="'tool', 'native' or 'prompted'.")
+    transcript: str | None = Field(
+        default=None,
+        description="The call's transcript in the run folder (calls/<n>-<role>.json).")
 
 
 class ToolTraceEntry(BaseModel):
@@ -94,9 +101,33 @@ class ExecutionLog(BaseModel):
 class ExecutionRecorder:
     """Collects an :class:`ExecutionLog` while the flow runs (one per question, in-process)."""
 
-    def __init__(self, run_id: str, question: str, variant: str) -> None:
+    def __init__(self, run_id: str, question: str, variant: str, *,
+                 store: ArtifactStore | None = None, secrets: Sequence[str] = ()) -> None:
+        """Start the log; ``store`` keeps the call transcripts, ``secrets`` are never written."""
         self.log = ExecutionLog(run_id=run_id, question=question, variant=variant)
         self._stage_model_ms: dict[str, float] = {}
+        self._store = store
+        self._secrets = tuple(secrets)
+        self.transcripts: list[CallTranscript] = []
+        """The run's call transcripts as written (secrets redacted), in call order."""
+
+    @property
+    def next_call(self) -> int:
+        """The number the next agent call's transcript gets (1, 2, ...)."""
+        return len(self.log.model_calls) + 1
+
+    def transcript(self, transcript: CallTranscript) -> str | None:
+        """Keep ``transcript`` and write it to ``calls/<n>-<role>.json``, secrets redacted.
+
+        Returns the file's path in the run folder, None when the run has no artifact folder.
+        """
+        text = transcript.to_json(self._secrets)
+        self.transcripts.append(CallTranscript.model_validate_json(text))
+        if self._store is None:
+            return None
+        relative = f"{CALLS_FOLDER}/{transcript.file_name}"
+        self._store.write_text(relative, text)
+        return relative
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:

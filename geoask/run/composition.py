@@ -226,7 +226,8 @@ class QuestionServices:
         self.reused: list[str] = []
         self.store = RunArtifacts(settings.artifact_root_url, self.run_id)
         self.registry = ArtifactRegistry(self.store.url(REGISTRY_FILE))
-        self.recorder = ExecutionRecorder(self.run_id, "", variant.value)
+        self.recorder = ExecutionRecorder(self.run_id, "", variant.value, store=self.store,
+                                          secrets=settings.secret_values())
         self.recorder.log.artifact_folder = self.store.folder
 
     def __repr__(self) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError, field_validator
+from pydantic import SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from geoask.base.storage import check_storage_url
@@ -27,6 +28,8 @@ from geoask.settings.retrieval import RetrievalSettings
 from geoask.settings.runs import RunSettings
 from geoask.settings.sandbox import SandboxSettings
 from geoask.settings.service import ServiceSettings
+
+_URL_PASSWORD = re.compile(r"://[^:/@\s]+:([^@\s]+)@|password\s*=\s*(\S+)")
 
 
 class Settings(ServiceSettings, RunSettings, ModelSettings, SandboxSettings, RetrievalSettings,
@@ -57,6 +60,22 @@ class Settings(ServiceSettings, RunSettings, ModelSettings, SandboxSettings, Ret
         """
         fields = type(self).model_fields
         return {name: getattr(self, prefix + name) for name in names if prefix + name in fields}
+
+    def secret_values(self) -> list[str]:
+        """Every secret this configuration holds, so that no record writes it.
+
+        The value of each ``SecretStr`` field (API keys) and the password of each database
+        URL (``postgresql://user:password@host/db`` or ``password=...`` conninfo).
+
+        >>> Settings(openai_api_key="k-123", database_url="postgresql://a:pw1@h/d").secret_values()
+        ['k-123', 'pw1']
+        """
+        secrets = [value.get_secret_value() for value in self.__dict__.values()
+                   if isinstance(value, SecretStr) and value.get_secret_value()]
+        for url in (self.database_url, self.owner_database_url):
+            if url and (found := _URL_PASSWORD.search(url)):
+                secrets.append(found.group(1) or found.group(2))
+        return secrets
 
     @property
     def bench_out_path(self) -> Path:

@@ -6,7 +6,7 @@ One group of :class:`geoask.settings.Settings` (a ``GEOASK_*`` variable per fiel
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from pydantic import BaseModel, Field, SecretStr, create_model
 
@@ -63,11 +63,33 @@ class _DefaultModel(BaseModel):
     )
 
 
+OutputMode = Literal["auto", "tool", "native", "prompted"]
+"""How an agent asks its model for structured output (pydantic-ai's output modes)."""
+
+
+class _DefaultOutputMode(_DefaultModel):
+    """The output mode of every agent (declared after the models, before the per-role ones)."""
+
+    output_mode: OutputMode = Field(
+        default="auto",
+        description=(
+            "How every agent asks its model for structured output: `tool` (an output tool the "
+            "model must call), `native` (a JSON-schema `response_format`, which llama.cpp and "
+            "vLLM enforce with a grammar), `prompted` (the schema in the instructions, JSON "
+            "read from the text), or `auto`: the backend's default (`tool`). The replay models "
+            "always answer with tools; `recorded:` in the mode it was recorded in."
+        ),
+    )
+
+
 _RoleModels = create_model(
     "_RoleModels",
-    __base__=_DefaultModel,
+    __base__=_DefaultOutputMode,
     **{role.setting: (str | None, Field(default=None, description=(
         f"Model of {role.agent} (overrides GEOASK_MODEL).")))
+       for role in AGENT_ROLES},
+    **{f"output_mode_{role.name}": (OutputMode | None, Field(default=None, description=(
+        f"Output mode of {role.agent} (overrides GEOASK_OUTPUT_MODE).")))
        for role in AGENT_ROLES},
 )  # type: ignore[call-overload]
 
@@ -94,6 +116,14 @@ class ModelSettings(_RoleModels):  # type: ignore[misc,valid-type]
         description=(
             "API key of GEOASK_OPENAI_BASE_URL (optional for local servers); also used by "
             "`openai:` models instead of OPENAI_API_KEY when set."
+        ),
+    )
+    model_context_tokens: int | None = Field(
+        default=None, ge=512,
+        description=(
+            "Context window of the models (tokens). Unset: asked of the server "
+            "(llama.cpp's /props, vLLM's /v1/models) or known from the model's name; a prompt "
+            "that would not fit fails with one line instead of an HTTP 400."
         ),
     )
     model_temperature: float = Field(

@@ -94,12 +94,16 @@ def _completion(request: dict[str, Any], tool_name: str, arguments: str,
 
 
 class FakeChatServer:
-    """The server; use as a context manager. ``requests`` holds every parsed request body."""
+    """The server; use as a context manager.
+
+    ``requests`` holds every parsed request body, ``headers`` each request's headers.
+    """
 
     def __init__(self, replies: list[Reply], *, lifetime_s: float = 60.0) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         server = self
 
@@ -113,6 +117,7 @@ class FakeChatServer:
                 with server._lock:
                     server.requests.append(request)
                     server.paths.append(self.path)
+                    server.headers.append(dict(self.headers.items()))
                     reply = server.replies.pop(0) if server.replies else Status(
                         500, {"error": {"message": "fake server: script exhausted"}})
                 if isinstance(reply, Slow):

