@@ -23,7 +23,7 @@ from geoask.settings import get_settings
 
 def timed_tables(spent: dict[str, float]) -> Callable[..., Any]:
     """The draft's per-relation step, recording each relation's seconds into ``spent``."""
-    inner = draft._table  # noqa: SLF001 - measured, not changed
+    inner = draft._table
 
     def wrapper(conn: Any, rel: Any, *args: Any) -> Any:
         started = time.perf_counter()
@@ -46,7 +46,7 @@ def main() -> None:
     budget = args.sample_budget or settings.catalog_sample_budget_s
     for database in args.database:
         spent: dict[str, float] = {}
-        draft._table = timed_tables(spent)  # type: ignore[assignment]  # noqa: SLF001
+        draft._table = timed_tables(spent)  # type: ignore[assignment]
         started = time.perf_counter()
         catalog = draft.draft_catalog(reader_url_for_database(settings, database),
                                       timeout_s=settings.statement_timeout_s,

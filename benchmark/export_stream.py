@@ -18,7 +18,6 @@ import json
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 CHILD = """\
 import json, os, resource, sys, time
