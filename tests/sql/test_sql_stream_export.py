@@ -149,3 +149,25 @@ def test_a_stream_that_ends_in_its_head_stays_geojson(tmp_path):
     features = json.loads((tmp_path / "few.geojson").read_text())["features"]
     assert len(features) == 5 and features[4]["properties"]["v"] == 2.0
     assert np.isclose(features[4]["geometry"]["coordinates"][0], -75.0 + 4e-3)
+
+
+@pytest.mark.db
+def test_the_executor_streams_a_large_result_and_refuses_past_the_cap(reader_url, tmp_path):
+    from geoask.sql import GuardContext
+    from geoask.sql.executor import PostgresSqlRunner
+    from geoask.sql.step import run_statement
+
+    runner = PostgresSqlRunner(reader_url)
+    sql = "SELECT iata, geom FROM demo.airports ORDER BY iata"
+    whole = runner.run_text(sql, 10_000)
+    context = GuardContext(policy="postgis", columnar_rows=2, row_cap=whole.row_count)
+    run = run_statement(sql, context, runner, str(tmp_path / "ok"), name="airports")
+    frame = geopandas.read_parquet(run.exported.data_path)
+    assert run.exported.format == "geoparquet" and frame.crs.to_epsg() == 4326
+    assert list(frame["iata"]) == [row[0] for row in whole.rows]
+    assert run.exported.preview.row_count == whole.row_count
+    refused = GuardContext(policy="postgis", columnar_rows=2, row_cap=whole.row_count - 1)
+    with pytest.raises(QueryExecutionError) as caught:
+        run_statement(sql, refused, runner, str(tmp_path / "cut"), name="airports")
+    assert caught.value.kind == "result_too_large"
+    assert not (tmp_path / "cut").exists() or list((tmp_path / "cut").iterdir()) == []
