@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import psycopg
 import shapely
-from shapely.geometry.base import BaseGeometry
 
 from geoask.errors import QueryExecutionError
 
@@ -33,7 +32,7 @@ class Fetch:
             columns hold geometry: those whose type is one of ``geometry_oids``.
         geometry_oids: the OIDs of the database's ``geometry`` and ``geography`` types.
         row_cap: rows allowed; row ``row_cap + 1`` is refused.
-        max_bytes: approximate size allowed (:func:`approximate_size`).
+        max_bytes: approximate size allowed (:func:`batch_size`).
 
     """
 
@@ -69,7 +68,7 @@ class Fetch:
         if self.rows > self.row_cap:
             raise QueryExecutionError("result_too_large", row_cap_message(self.row_cap))
         batch = load_geometries(batch, self.geometry or [])
-        self.size += sum(approximate_size(row) for row in batch)
+        self.size += batch_size(batch, self.geometry or [])
         if self.size > self.max_bytes:
             raise QueryExecutionError(
                 "result_too_large",
@@ -87,7 +86,7 @@ def load_geometries(rows: list[tuple[Any, ...]], indexes: Sequence[int]
     batch at a time (SRID kept; NULL stays None).
 
     >>> [(g,)] = load_geometries([("0101000020E6100000000000000000F03F0000000000000040",)], [0])
-    >>> g.wkt, shapely.get_srid(g)
+    >>> g.wkt, int(shapely.get_srid(g))
     ('POINT (1 2)', 4326)
     """
     if not indexes or not rows:
@@ -110,14 +109,23 @@ def row_cap_message(row_cap: int) -> str:
             "aggregate in SQL, or select fewer rows")
 
 
-def approximate_size(row: tuple[Any, ...]) -> int:
-    """Rough in-memory size of a fetched row in bytes (text/bytes length, 16 B per coordinate)."""
+def batch_size(rows: list[tuple[Any, ...]], geometry: Sequence[int]) -> int:
+    """Rough in-memory size of fetched rows in bytes.
+
+    Text/bytes count their length, the ``geometry`` columns' values 16 B per coordinate
+    (counted a column at a time), other values 8 B.
+
+    >>> batch_size([("abc", shapely.Point(1, 2)), (None, None)], [1])
+    27
+    """
+    if not rows:
+        return 0
     size = 0
-    for value in row:
-        if isinstance(value, str | bytes | bytearray | memoryview):
-            size += len(value)
-        elif isinstance(value, BaseGeometry):
-            size += 16 * int(shapely.get_num_coordinates(value))
+    for i, column in enumerate(zip(*rows, strict=True)):
+        if i in geometry:
+            counts = shapely.get_num_coordinates(np.array(column, dtype=object))
+            size += 16 * int(counts.sum())
         else:
-            size += 8
+            size += sum(len(v) if isinstance(v, str | bytes | bytearray | memoryview) else 8
+                        for v in column)
     return size
