@@ -280,3 +280,16 @@ def test_spatial_join_probes_stop_at_the_per_relation_budget(monkeypatch):
     assert spatial_joins.match_share(object(), side, side, "ST_Within",
                                      budget=(0.5, 30)) is None
     assert len(seen) == 1 and seen[0] is not None and seen[0].seconds == 0.5
+
+
+def test_a_widely_shared_name_is_probed_only_against_its_key_holders():
+    from geoask.catalog.attribute_joins import MAX_NAME_RELATIONS, value_candidates
+
+    many = [_rel(f"log_{i:02d}", [("inspector", "text")])
+            for i in range(MAX_NAME_RELATIONS + 1)]
+    assert value_candidates(many, {}, set()) == []  # unique nowhere: a shared attribute
+    holder = _rel("inspectors", [("inspector", "text")], unique=[["inspector"]])
+    pairs = value_candidates([*many, holder], {}, set())
+    assert len(pairs) == len(many) and all(right is holder for _, right, _ in pairs)
+    few = many[:MAX_NAME_RELATIONS]
+    assert len(value_candidates(few, {}, set())) == len(few) * (len(few) - 1) // 2
