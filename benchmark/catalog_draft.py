@@ -46,7 +46,7 @@ def main() -> None:
     budget = args.sample_budget or settings.catalog_sample_budget_s
     for database in args.database:
         spent: dict[str, float] = {}
-        draft._table = timed_tables(spent)  # type: ignore[assignment]
+        draft._table = timed_tables(spent)
         started = time.perf_counter()
         catalog = draft.draft_catalog(reader_url_for_database(settings, database),
                                       timeout_s=settings.statement_timeout_s,

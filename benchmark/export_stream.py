@@ -18,6 +18,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
 CHILD = """\
 import json, os, resource, sys, time
@@ -48,14 +49,14 @@ print(json.dumps(outcome))
 """
 
 
-def measure(rows: int, cap: int, database: str) -> dict[str, object]:
+def measure(rows: int, cap: int, database: str) -> dict[str, Any]:
     """Export ``rows`` rows under row cap ``cap`` in a fresh process; its figures."""
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run([sys.executable, "-c", CHILD, str(rows), str(cap), database,
                                folder], capture_output=True, text=True, check=False)
         if done.returncode:
             raise SystemExit(done.stderr.strip().splitlines()[-1])
-        outcome: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+        outcome: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         return outcome
 
 

@@ -234,7 +234,8 @@ class PostgresSqlRunner:
                 cursor = connection.cursor()  # the empty result's columns by running it once
                 cursor.execute(sql)           # more
             if cursor.description is None:
-                yield ResultStream(QueryResult((), [], row_cap, sql), True, iter(()), dict)
+                yield ResultStream(QueryResult((), [], row_cap, sql), True, iter(()),
+                                   lambda srids: {})
                 return
             columns = _columns(connection, cursor)
             definitions = read_definitions(connection, result_srids(columns, head))

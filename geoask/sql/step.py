@@ -86,7 +86,7 @@ def run_statement(
         record("guard", "rejected", str(error), 0.0)
         raise
     record("guard", "ok", name, 0.0)
-    options = {"name": name, "preview_rows": preview_rows,
+    options: dict[str, Any] = {"name": name, "preview_rows": preview_rows,
                "declared_srids": context.declared_srids,
                "declared_planar": context.declared_planar, "raster_bands": context.raster_bands,
                "columnar_rows": context.columnar_rows}
@@ -101,7 +101,7 @@ def run_statement(
     milliseconds = _ms_since(begin)
     record("executor", "ok", f"{name}: {result.row_count} rows", milliseconds)
     with _export_events(record):
-        exported = export_result(result, out_dir, **options)  # type: ignore[arg-type]
+        exported = export_result(result, out_dir, **options)
     record("export", "ok", exported.data_path, 0.0)
     return StatementRun(name, checked, result, exported, milliseconds)
 
