@@ -26,7 +26,13 @@ from geoask.base.formats import GEOPARQUET
 from geoask.base.storage import open_atomic, write_atomic
 from geoask.sql.crs import NativeCrs, describe_column, reproject_result
 from geoask.sql.executor import QueryResult, ResultStream
-from geoask.sql.export import ExportedResult, ResultPreview, build_preview, export_result
+from geoask.sql.export import (
+    ExportedResult,
+    ResultPreview,
+    build_preview,
+    export_result,
+    feature_summary,
+)
 from geoask.sql.parquet_export import GeoParquetWriter
 from geoask.sql.raster_export import raster_column_indexes
 from geoask.sql.srs import SpatialRefSys
@@ -110,25 +116,17 @@ def _reproject(head: QueryResult, rows: list[tuple[object, ...]], seen: _Seen,
     wgs84, described = reproject_result(batch, *declared)
     for k, (index, crs) in enumerate(zip(head.geometry_columns, described, strict=True)):
         seen.srids[k] |= set(crs.srids)
-        values = np.array([row[index] for row in wgs84.rows], dtype=object)
-        present = values[shapely.is_geometry(values) & ~shapely.is_empty(values)]
-        if len(present):
-            seen.bounds[k].append(shapely.total_bounds(present))
+        types, box = feature_summary([row[index] for row in wgs84.rows])
+        if box is not None:
+            seen.bounds[k].append(np.array(box))
             if k == 0:
-                seen.types |= {g.geom_type for g in _distinct_types(present)}
+                seen.types |= set(types)
     if not seen.described or any(c.srids for c in described):
         seen.described = described if not seen.described else [
             new if new.srids else old for old, new in zip(seen.described, described,
                                                            strict=True)]
     seen.rows += len(rows)
     return wgs84.rows
-
-
-def _distinct_types(geometries: np.ndarray) -> list[shapely.Geometry]:
-    """One geometry of each type present."""
-    ids = shapely.get_type_id(geometries)
-    _, first = np.unique(ids, return_index=True)
-    return list(geometries[first])
 
 
 def _native(head: QueryResult, seen: _Seen) -> list[NativeCrs]:
