@@ -8,7 +8,7 @@ statement through :func:`run_statement`; each records the events it cares about 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -115,35 +115,50 @@ def _run_streamed(checked: CheckedQuery, runner: StreamingSqlRunner, out_dir: st
     """Execute and export together: a large vector result is written as it is fetched.
 
     The executor's time is that of the first ``columnar_rows`` rows; the rest is the export's.
+    A refusal while the later batches are fetched is recorded as the executor's; any other
+    failure of the export (a CRS, a raster past its caps) as the export's.
     """
     begin = time.perf_counter()
+    exporting = False
+    fetch_failures: list[BaseException] = []
     try:
         with runner.stream(checked, options["columnar_rows"]) as stream:
             milliseconds = _ms_since(begin)
             record("executor", "ok", f"{options['name']}: {stream.head.row_count}"
                    f"{'' if stream.complete else '+'} rows", milliseconds)
-            with _export_events(record, passing=(QueryExecutionError, QueryRejectedError)):
-                exported = export_stream(stream, out_dir, **options)
+            exporting = True
+            watched = replace(stream, batches=_watched(stream.batches, fetch_failures))
+            with _export_events(record, passing=fetch_failures):
+                exported = export_stream(watched, out_dir, **options)
     except QueryExecutionError as error:
-        record("executor", "error", str(error), _ms_since(begin))
+        if not exporting or any(error is failure for failure in fetch_failures):
+            record("executor", "error", str(error), _ms_since(begin))
         raise
     record("export", "ok", exported.data_path, 0.0)
     result = stream.head if stream.complete else replace(stream.head, rows=[])
     return StatementRun(options["name"], checked, result, exported, milliseconds)
 
 
+def _watched(batches: Iterator[list[tuple[Any, ...]]], failures: list[BaseException]
+             ) -> Iterator[list[tuple[Any, ...]]]:
+    """``batches``, keeping the error that stopped their fetch in ``failures``."""
+    try:
+        yield from batches
+    except GeoaskError as error:
+        failures.append(error)
+        raise
+
+
 @contextmanager
-def _export_events(record: ToolEvent, passing: tuple[type[GeoaskError], ...] = ()
-                   ) -> Iterator[None]:
+def _export_events(record: ToolEvent, passing: Sequence[BaseException] = ()) -> Iterator[None]:
     """Record an export's failure (``crs: ...`` or ``export: ...``) and let it pass on.
 
-    Errors of the ``passing`` types pass unrecorded: while a result streams, the fetch's
-    ``result_too_large`` surfaces inside the export and is recorded as the executor's.
+    The errors in ``passing`` (a fetch's, surfacing inside a streamed export) pass unrecorded.
     """
     try:
         yield
     except GeoaskError as error:
-        if not isinstance(error, passing):
+        if not any(error is other for other in passing):
             record("export", "error", f"{'crs' if isinstance(error, CrsError) else 'export'}: "
                    f"{error}", 0.0)
         raise
