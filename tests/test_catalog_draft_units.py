@@ -241,3 +241,55 @@ def test_key_join_inference_is_unchanged_and_unique_keys_make_parents():
     assert [(p.left, p.right) for p in infer_key_joins([states, codes, rates])] == [
         ("codes.state_fips", "states.state_fips"), ("rates.code", "codes.code"),
         ("rates.state_fips", "states.state_fips")]
+
+
+class _NoQueries:
+    """A connection that fails the test if any statement is sent."""
+
+    def execute(self, *args, **kwargs):
+        raise AssertionError(f"unexpected query {args[0]!r}")
+
+    def transaction(self):
+        raise AssertionError("unexpected transaction")
+
+
+def test_a_relation_estimated_past_the_threshold_is_not_counted_and_says_so():
+    from geoask.catalog import profile as profiling
+    from geoask.catalog.introspect import Relation
+
+    big = Relation(oid=0, schema="s", name="sensor_points", kind="table", reltuples=1e7,
+                   comment=None)
+    found = profiling.profile(_NoQueries(), big, threshold=100_000)
+    assert (found.rows, found.estimated, found.sampled) == (10_000_000, True, True)
+
+
+def test_spatial_join_probes_stop_at_the_per_relation_budget(monkeypatch):
+    from geoask.catalog import profile as profiling
+    from geoask.catalog import spatial_joins
+    from geoask.catalog.introspect import Relation
+
+    seen = []
+
+    def rows(conn, query, params=None):
+        seen.append(profiling._BUDGET.get())
+        return []
+
+    monkeypatch.setattr(profiling, "safe_rows", rows)
+    rel = Relation(oid=0, schema="s", name="a", kind="table", reltuples=10, comment=None)
+    side = spatial_joins.GeoSide(rel, "geom", "geometry", 0, 4326, 10)
+    assert spatial_joins.match_share(object(), side, side, "ST_Within",
+                                     budget=(0.5, 30)) is None
+    assert len(seen) == 1 and seen[0] is not None and seen[0].seconds == 0.5
+
+
+def test_a_widely_shared_name_is_probed_only_against_its_key_holders():
+    from geoask.catalog.attribute_joins import MAX_NAME_RELATIONS, value_candidates
+
+    many = [_rel(f"log_{i:02d}", [("inspector", "text")])
+            for i in range(MAX_NAME_RELATIONS + 1)]
+    assert value_candidates(many, {}, set()) == []  # unique nowhere: a shared attribute
+    holder = _rel("inspectors", [("inspector", "text")], unique=[["inspector"]])
+    pairs = value_candidates([*many, holder], {}, set())
+    assert len(pairs) == len(many) and all(right is holder for _, right, _ in pairs)
+    few = many[:MAX_NAME_RELATIONS]
+    assert len(value_candidates(few, {}, set())) == len(few) * (len(few) - 1) // 2

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import posixpath
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, BinaryIO
 
 from geoask.errors import ArtifactWriteError
 
@@ -69,8 +71,22 @@ def check_storage_url(url: str | None) -> str | None:
 def write_atomic(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` (fsspec URL or local path) so it appears whole or not at all.
 
-    The bytes go to a hidden temporary file in the same folder (fsync'd on local disks) and
-    are then moved onto ``path``.
+    Raises:
+        ArtifactWriteError: the folder or the file could not be written.
+
+    """
+    with open_atomic(path) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def open_atomic(path: str) -> Iterator[BinaryIO]:
+    """A binary file that appears at ``path`` whole when the block ends, or never.
+
+    The bytes go to a hidden temporary file in the same folder (fsync'd on local disks), which
+    is moved onto ``path`` when the block ends normally and removed when it raises: a writer
+    that streams a large file (:mod:`geoask.sql.stream_export`) and stops half-way leaves
+    nothing behind.
 
     Raises:
         ArtifactWriteError: the folder or the file could not be written.
@@ -85,15 +101,16 @@ def write_atomic(path: str, data: bytes) -> None:
         fs.makedirs(folder, exist_ok=True)
     except OSError as error:
         raise ArtifactWriteError(f"cannot create the artifact folder for {path}: {error}") from None
+    local = isinstance(fs, LocalFileSystem)
     try:
-        if isinstance(fs, LocalFileSystem):
-            with open(temporary, "wb") as handle:
-                handle.write(data)
+        with (open(temporary, "wb") if local else fs.open(temporary, "wb")) as handle:
+            yield handle
+            if local:
                 handle.flush()
                 os.fsync(handle.fileno())
+        if local:
             os.replace(temporary, fs_path)
         else:
-            fs.pipe_file(temporary, data)
             fs.mv(temporary, fs_path)
     except OSError as error:
         _remove_quietly(fs, temporary)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import psycopg
 from psycopg import sql
@@ -49,6 +49,9 @@ GENERIC_NAMES = frozenset((
 
 SAMPLE_VALUES = 200
 """Distinct left values probed per candidate value join (each one index or hash probe)."""
+
+MAX_NAME_RELATIONS = 12
+"""A column name in more relations than this is probed only against its key holders."""
 
 MIN_MATCH_SHARE = 0.5
 """Share of sampled distinct left values that must occur on the right for a value join."""
@@ -129,7 +132,11 @@ def value_candidates(rels: list[Relation], rows: dict[str, int],
     """(left, right, column) pairs a value join may join, ``taken`` pairs of ends left out.
 
     ``rows`` are the drafted row counts (0 when unknown); the right side is the unique one,
-    else the one with fewer rows (then the later name).
+    else the one with fewer rows (then the later name). A name shared by more than
+    :data:`MAX_NAME_RELATIONS` relations is paired only with the relations where it is unique
+    (each member with its key holder: a star, not every pair), and not at all when it is
+    unique nowhere: ``condition`` or ``inspector`` in 50 tables is a shared attribute, not a
+    join, and probing every pair would grow with the square of the schema.
     """
     groups: dict[tuple[str, str], list[Relation]] = {}
     for rel in rels:
@@ -139,12 +146,22 @@ def value_candidates(rels: list[Relation], rows: dict[str, int],
                 groups.setdefault((col.name, family), []).append(rel)
     out = []
     for (name, _), members in sorted(groups.items()):
-        for a, b in itertools.combinations(members, 2):
+        for a, b in _pairs(members, name):
             if frozenset((f"{a.name}.{name}", f"{b.name}.{name}")) in taken:
                 continue
             left, right = sorted((a, b), key=lambda r: _parent_rank(r, name, rows))
             out.append((left, right, name))
     return out
+
+
+def _pairs(members: list[Relation], name: str) -> Iterator[tuple[Relation, Relation]]:
+    """Every pair of a name's relations, or for a widely shared name each with a key holder."""
+    if len(members) <= MAX_NAME_RELATIONS:
+        yield from itertools.combinations(members, 2)
+        return
+    holders = [rel for rel in members if is_unique(rel, name)]
+    for holder in holders:
+        yield from ((rel, holder) for rel in members if rel is not holder)
 
 
 def _parent_rank(rel: Relation, column: str, rows: dict[str, int]) -> tuple[bool, int, str]:

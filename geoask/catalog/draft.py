@@ -101,7 +101,7 @@ def draft_catalog(url: str, schemas: Sequence[str] | None = None, *,
         probe = attribute_joins.sql_probe(conn, {t.name: t for t in tables}, *budget)
         measured = [t for t in tables if not t.notes]  # sampling stopped: not probed again
         join_paths = attribute_joins.join_paths(rels, tables, probe) + \
-            spatial_joins.infer_spatial_joins(conn, rels, measured)
+            spatial_joins.infer_spatial_joins(conn, rels, measured, budget=budget)
         comment = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace "
                                "WHERE nspname = %s", (home,)).fetchone()
     copied = {"description": comment[0].strip()} if comment and (comment[0] or "").strip() \

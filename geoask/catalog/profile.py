@@ -141,8 +141,14 @@ _safely = safe_rows
 def profile(conn: psycopg.Connection, rel: Relation, threshold: int = ROW_THRESHOLD) -> Profile:
     """Row count of ``rel``: exact up to ``threshold`` rows, else the planner estimate.
 
-    0 (unknown, estimated) when the count fails and the planner has no estimate either.
+    A relation the planner already estimates above ``threshold`` rows (``pg_class.reltuples``,
+    from ANALYZE or autovacuum) is not counted at all: its count is that estimate, marked
+    ``estimated`` (the catalog's ``rows_estimated``), so a 10^7-row table costs no scan. Else
+    at most ``threshold + 1`` rows are counted. 0 (unknown, estimated) when the count fails
+    and the planner has no estimate either.
     """
+    if rel.reltuples > threshold:
+        return Profile(int(rel.reltuples), estimated=True, sampled=True)
     query = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} LIMIT %s) s").format(rel.identifier)
     rows = _safely(conn, query, (threshold + 1,))
     if not rows and rel.reltuples <= 0:  # the count failed (e.g. a slow view): rows unknown

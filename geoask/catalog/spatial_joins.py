@@ -50,6 +50,8 @@ NESTED_AREA = 0.9
 """Share of a polygon's area one right polygon must cover for it to count as nested."""
 
 BBox = tuple[float, float, float, float]
+Budget = tuple[float, int]
+"""``(seconds, statement timeout s)`` of one pair's probes (:func:`profile.time_budget`)."""
 
 
 @dataclass(frozen=True)
@@ -151,21 +153,23 @@ def _probe(predicate: str) -> sql.SQL:
 
 
 def match_share(conn: psycopg.Connection, left: GeoSide, right: GeoSide,
-                predicate: SpatialPredicate,
-                rows: int = SAMPLE_ROWS) -> tuple[int, int] | None:
+                predicate: SpatialPredicate, rows: int = SAMPLE_ROWS,
+                budget: Budget = (profile.RELATION_BUDGET_S, 30)) -> tuple[int, int] | None:
     """``(matched, sampled)``: sampled left rows with a right row related by ``predicate``.
 
     ``predicate`` is ``ST_Within`` (measured as ``ST_Intersects(right, ST_PointOnSurface(left))``)
     or ``ST_Intersects``. None if the query fails (invalid geometry, an SRID PostGIS cannot
-    transform, a timeout); the transaction survives (savepoint).
+    transform) or runs out of ``budget`` (``(seconds, statement timeout s)``: the
+    per-relation budget of the draft, :func:`geoask.catalog.profile.time_budget`); the
+    transaction survives (savepoint).
     """
-    counts = _counts(conn, left, right, predicate, rows, nested=False)
+    counts = _counts(conn, left, right, predicate, rows, budget, nested=False)
     return None if counts is None else (counts[0], counts[1])
 
 
 def _counts(conn: psycopg.Connection, left: GeoSide, right: GeoSide,
             predicate: SpatialPredicate,
-            rows: int, *, nested: bool) -> tuple[int, int, int] | None:
+            rows: int, budget: Budget, *, nested: bool) -> tuple[int, int, int] | None:
     """(matched, sampled, nested) for the sample of ``left``; nested is 0 unless asked."""
     from_item, params = _sample(left, right.srid, rows)
     r_geom = _geometry(right.column, right.kind, "r")
@@ -180,12 +184,9 @@ def _counts(conn: psycopg.Connection, left: GeoSide, right: GeoSide,
         "ST_Intersects({rg}, {probe}))), count(*), {nested} FROM {sample}"
     ).format(t=right.rel.identifier, rg=r_geom, probe=_probe(predicate), nested=nested_sql,
              sample=from_item)
-    try:
-        with conn.transaction():
-            row = conn.execute(query, [*([NESTED_AREA] if nested else []), *params]).fetchone()
-    except psycopg.Error:
-        return None
-    return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+    with profile.time_budget(*budget):
+        found = profile.safe_rows(conn, query, [*([NESTED_AREA] if nested else []), *params])
+    return (int(found[0][0]), int(found[0][1]), int(found[0][2])) if found else None
 
 
 def sides(conn: psycopg.Connection, rels: list[Relation], tables: list[Table]) -> list[GeoSide]:
@@ -208,19 +209,21 @@ def sides(conn: psycopg.Connection, rels: list[Relation], tables: list[Table]) -
 
 
 def infer_spatial_joins(conn: psycopg.Connection, rels: list[Relation], tables: list[Table],
-                        rows: int = SAMPLE_ROWS) -> list[JoinPath]:
+                        rows: int = SAMPLE_ROWS,
+                        budget: Budget = (profile.RELATION_BUDGET_S, 30)) -> list[JoinPath]:
     """Inferred ``kind: spatial`` join paths between the drafted geometry tables (see module).
 
     ``rels`` are the introspected relations and ``tables`` their drafted entries (with
     ``geo`` facts). Pairs whose extents are unknown or do not overlap, and pairs with no
-    sampled match, get no path. Never raises for one pair's failed query (it is skipped).
+    sampled match, get no path. Never raises for one pair's failed query (it is skipped);
+    each pair's probes share one per-relation ``budget`` (see :func:`match_share`).
     """
     paths = []
     for a, b in itertools.combinations(sides(conn, rels, tables), 2):
         if max(a.dimension, b.dimension) < 2 or a.bounds_wgs84 is None \
                 or b.bounds_wgs84 is None or not bounds_overlap(a.bounds_wgs84, b.bounds_wgs84):
             continue
-        found = _relate(conn, a, b, rows)
+        found = _relate(conn, a, b, rows, budget)
         if found is None:
             continue
         left, right, predicate, (matched, sampled) = found
@@ -237,22 +240,22 @@ def infer_spatial_joins(conn: psycopg.Connection, rels: list[Relation], tables: 
     return sorted(paths, key=lambda p: (p.left, p.right))
 
 
-def _relate(conn: psycopg.Connection, a: GeoSide, b: GeoSide,
-            rows: int) -> tuple[GeoSide, GeoSide, SpatialPredicate, tuple[int, int]] | None:
+def _relate(conn: psycopg.Connection, a: GeoSide, b: GeoSide, rows: int, budget: Budget
+            ) -> tuple[GeoSide, GeoSide, SpatialPredicate, tuple[int, int]] | None:
     """Direction, predicate and (matched, sampled) of one candidate pair."""
     if a.dimension != b.dimension:
         left, right = (a, b) if a.dimension < b.dimension else (b, a)
         predicate: SpatialPredicate = "ST_Within" if left.dimension == 0 else "ST_Intersects"
-        counts = match_share(conn, left, right, predicate, rows)
+        counts = match_share(conn, left, right, predicate, rows, budget)
         return None if counts is None else (left, right, predicate, counts)
     nests = []
     for left, right in ((a, b), (b, a)):
-        nested = _counts(conn, left, right, "ST_Within", rows, nested=True)
+        nested = _counts(conn, left, right, "ST_Within", rows, budget, nested=True)
         if nested is not None and nested[0] and nested[2] >= NESTED_SHARE * nested[0]:
             nests.append((nested[2] / nested[0], left, right, nested))
     if nests:
         _, left, right, best = max(nests, key=lambda n: n[0])
         return left, right, "ST_Within", (best[0], best[1])
     left, right = (a, b) if (a.rows, b.rel.name) >= (b.rows, a.rel.name) else (b, a)
-    counts = match_share(conn, left, right, "ST_Intersects", rows)
+    counts = match_share(conn, left, right, "ST_Intersects", rows, budget)
     return None if counts is None else (left, right, "ST_Intersects", counts)

@@ -204,15 +204,27 @@ def _reproject_column(values: np.ndarray, column: ResultColumn, declared: _Decla
             kept[chosen] = shapely.set_srid(_transform(kept[chosen], int(srid), definitions),
                                             WGS84_SRID)
     out[present] = kept
-    distinct = sorted(int(s) for s in np.unique(srids))
-    definition = definitions.get(distinct[0]) if len(distinct) == 1 else None
-    native = crs_for(distinct[0], definitions) if len(distinct) == 1 else None
+    bounds = shapely.total_bounds(kept) if len(kept) else None
+    return out, describe_column(column, sorted(int(s) for s in np.unique(srids)), bounds, note,
+                                definitions)
+
+
+def describe_column(column: ResultColumn, srids: list[int], bounds_wgs84: np.ndarray | None,
+                    note: str | None, definitions: Definitions) -> NativeCrs:
+    """The :class:`NativeCrs` of a (non-planar) geometry column.
+
+    ``srids`` are its values' distinct SRIDs after resolving SRID 0, ``bounds_wgs84`` the
+    bounds of its values in EPSG:4326 (None: no non-empty value), from which the metric CRS is
+    chosen; a streamed export (:mod:`geoask.sql.stream_export`) gathers both batch by batch.
+    """
+    definition = definitions.get(srids[0]) if len(srids) == 1 else None
+    native = crs_for(srids[0], definitions) if len(srids) == 1 else None
     custom = definition is not None and not definition.is_epsg
-    metric, basis = (_metric_crs(None if custom else native, shapely.total_bounds(kept))
-                     if len(kept) else (None, None))
-    return out, NativeCrs(
-        column=column.name, source=column.source, srids=distinct,
-        crs=(definition.label if definition else f"EPSG:{distinct[0]}") if native else None,
+    metric, basis = (_metric_crs(None if custom else native, bounds_wgs84)
+                     if bounds_wgs84 is not None else (None, None))
+    return NativeCrs(
+        column=column.name, source=column.source, srids=srids,
+        crs=(definition.label if definition else f"EPSG:{srids[0]}") if native else None,
         crs_name=native.name if native else None, units=axis_units(native) if native else None,
         metric_crs=epsg_code(metric) if metric else None,
         metric_crs_name=metric.name if metric else None,

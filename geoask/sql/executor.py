@@ -3,10 +3,14 @@
 Every query runs as the ``geoask_reader`` role (the URL's user), in a ``READ ONLY`` transaction
 that is always rolled back, with ``SET LOCAL statement_timeout``, over the extended query
 protocol only (a server-side prepared statement: a second statement fails at the server too),
-fetching at most ``row_cap + 1`` rows: a result past the row cap (or the size cap) is refused
-with a ``result_too_large`` error, never cut - geoask computes on whole results only.
-Geometry and geography values arrive as hex EWKB, streamed as WKB bytes and turned into shapely
-geometries (SRID kept) a column at a time (:mod:`geoask.sql.geometry_values`); the
+read through a server-side cursor in batches (:mod:`geoask.sql.fetch`) up to ``row_cap + 1``
+rows: a result past the row cap (or the size cap) is refused with a ``result_too_large``
+error, never cut - geoask computes on whole results only. :meth:`PostgresSqlRunner.run`
+returns a whole result; :meth:`PostgresSqlRunner.stream` hands a large one over batch by batch
+(:class:`ResultStream`) so the export writes it with bounded memory.
+Geometry and geography values arrive as hex EWKB, are kept as WKB bytes while fetched and are
+turned into shapely geometries (SRID kept) a column of a batch at a time
+(:mod:`geoask.sql.geometry_values`); the
 definitions of the SRIDs they carry are read from ``spatial_ref_sys`` in the same transaction
 (:mod:`geoask.sql.srs`), so the export can transform from any CRS the database defines.
 """
@@ -14,9 +18,10 @@ definitions of the SRIDs they carry are read from ``spatial_ref_sys`` in the sam
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import psycopg
@@ -26,38 +31,14 @@ from psycopg import errors as pg_errors
 from geoask.catalog.spatial import spatial_kind
 from geoask.db.urls import reader_url
 from geoask.errors import DatabaseError, QueryExecutionError
-from geoask.sql.geometry_values import (
-    approximate_size,
-    decode_geometry_columns,
-    geometry_indexes,
-    register_geometry_loaders,
-)
+from geoask.sql.fetch import FETCH_ROWS, Fetch
+from geoask.sql.geometry_values import register_geometry_loaders
 from geoask.sql.guard import CheckedQuery
+from geoask.sql.sqlstate import classify_database_error
 from geoask.sql.srs import SpatialRefSys, read_definitions
 
 if TYPE_CHECKING:
     from geoask.settings import Settings
-
-# SQLSTATE -> kind reported to the agent's correction loop.
-ERROR_KINDS: dict[str, str] = {
-    "42601": "syntax",
-    "42P01": "undefined_table",
-    "3F000": "undefined_table",
-    "42703": "undefined_column",
-    "42702": "undefined_column",
-    "42804": "type_mismatch",
-    "42883": "type_mismatch",
-    "42846": "type_mismatch",
-    "42725": "type_mismatch",
-    "22P02": "type_mismatch",
-    "22007": "type_mismatch",
-    "22008": "type_mismatch",
-    "42803": "grouping",
-    "22012": "division_by_zero",
-    "57014": "timeout",
-    "42501": "permission",
-    "25006": "permission",
-}
 
 
 @dataclass(frozen=True)
@@ -151,8 +132,35 @@ class StaticSqlRunner:
         return outcome
 
 
+CURSOR_NAME = "geoask_result"
+DECLARE_PREFIX = f'DECLARE "{CURSOR_NAME}" CURSOR FOR '
+"""What psycopg sends before the query (``ServerCursor``): error positions count it."""
+
+
+@dataclass
+class ResultStream:
+    """An executed query whose rows are read in batches from a server-side cursor.
+
+    Attributes:
+        head: the first rows (at most the ``head_rows`` asked for), the columns and the CRS
+            definitions of the head's SRIDs; the whole result when ``complete``.
+        complete: the head holds every row (the result ended before ``head_rows``).
+        batches: the rows after the head, :data:`~geoask.sql.fetch.FETCH_ROWS` at a time,
+            geometries loaded; it raises ``result_too_large`` past the row cap (or the size
+            cap), so a consumer never finishes a cut result.
+        definitions: reads the ``spatial_ref_sys`` rows of more SRIDs in the same transaction
+            (:func:`geoask.sql.srs.read_definitions`).
+
+    """
+
+    head: QueryResult
+    complete: bool
+    batches: Iterator[list[tuple[Any, ...]]]
+    definitions: Callable[[Sequence[int]], dict[int, SpatialRefSys]]
+
+
 class PostgresSqlRunner:
-    """:class:`SqlRunner` over psycopg 3.
+    """:class:`SqlRunner` over psycopg 3, reading rows through a server-side cursor.
 
     Args:
         url: libpq URL of the read-only role (``geoask.db.urls.reader_url``).
@@ -189,51 +197,62 @@ class PostgresSqlRunner:
         """Execute ``sql`` with every database-side protection but *without* the guard.
 
         Used by :meth:`run` and by the integration tests that prove the role and transaction
-        stop attacks on their own. ``body_offset`` maps server error positions back to the
-        submitted text.
+        stop attacks on their own (the statement is sent as it is, not inside a cursor).
+        ``body_offset`` maps server error positions back to the submitted text.
         """
+        with self._open(sql, row_cap, row_cap + 1, body_offset, declare=False) as stream:
+            return stream.head
+
+    def stream(self, checked: CheckedQuery, head_rows: int
+               ) -> AbstractContextManager[ResultStream]:
+        """Execute a guard-checked query; see :class:`StreamingSqlRunner`.
+
+        The statement runs as a ``DECLARE ... CURSOR`` (extended query protocol: one statement
+        only) in the read-only transaction, fetched :data:`~geoask.sql.fetch.FETCH_ROWS` rows
+        at a time.
+        """
+        return self._open(checked.sql, checked.row_cap, head_rows, checked.body_offset,
+                          declare=True)
+
+    @contextmanager
+    def _open(self, sql: str, row_cap: int, head_rows: int, body_offset: int, *,
+              declare: bool) -> Iterator[ResultStream]:
         connection = self._connect()
+        prefix = DECLARE_PREFIX if declare else ""
+        rows: Iterator[tuple[Any, ...]] = iter(())
         try:
             connection.read_only = True
-            geometry_oids = register_geometry_loaders(connection)
+            oids = register_geometry_loaders(connection)
             connection.execute(
                 "SELECT set_config('statement_timeout', %s, true),"
                 " set_config('standard_conforming_strings', 'on', true)",
                 [f"{self.statement_timeout_s * 1000}"],
             )
-            cursor = connection.cursor()
-            rows = decode_geometry_columns(self._fetch(cursor, sql, row_cap),
-                                           geometry_indexes(cursor.description, geometry_oids))
-            if not rows:  # a stream of no row leaves no description: read the empty result's
-                cursor.execute(sql)  # columns (geometry ones too) by running it once more
+            cursor, rows = _execute(connection, sql, declare)
+            fetch = Fetch(rows, cursor, oids, row_cap, self.max_result_bytes)
+            head = fetch.head(head_rows)
+            if cursor.description is None:  # a stream of no row leaves no description: read
+                cursor = connection.cursor()  # the empty result's columns by running it once
+                cursor.execute(sql)           # more
             if cursor.description is None:
-                return QueryResult((), [], row_cap, sql)
+                yield ResultStream(QueryResult((), [], row_cap, sql), True, iter(()),
+                                   lambda srids: {})
+                return
             columns = _columns(connection, cursor)
-            definitions = read_definitions(connection, result_srids(columns, rows))
+            definitions = read_definitions(connection, result_srids(columns, head))
+            yield ResultStream(QueryResult(columns, head, row_cap, sql, definitions),
+                               len(head) < head_rows, fetch.batches(),
+                               lambda srids: read_definitions(connection, srids))
         except pg_errors.Error as error:
-            raise classify_database_error(error, sql, body_offset,
+            raise classify_database_error(error, prefix + sql, len(prefix) + body_offset,
                                           statement_timeout_s=self.statement_timeout_s) from None
         finally:
+            close = getattr(rows, "close", None)
+            if close is not None:  # a stream left half-read holds the connection's lock
+                with contextlib.suppress(psycopg.Error):
+                    close()
             _rollback_quietly(connection)
             connection.close()
-        return QueryResult(columns, rows, row_cap, sql, definitions)
-
-    def _fetch(self, cursor: psycopg.Cursor[Any], sql: str, row_cap: int) -> list[tuple[Any, ...]]:
-        """Stream the rows, refusing a result past ``row_cap`` rows or over the size limit."""
-        rows: list[tuple[Any, ...]] = []
-        size = 0
-        for row in cursor.stream(sql, size=500):
-            rows.append(row)
-            size += approximate_size(row)
-            if size > self.max_result_bytes:
-                raise QueryExecutionError(
-                    "result_too_large",
-                    f"the result passed {self.max_result_bytes // (1024 * 1024)} MiB after "
-                    f"{len(rows)} rows; select fewer columns or rows, or aggregate in SQL",
-                )
-            if len(rows) > row_cap:
-                raise QueryExecutionError("result_too_large", row_cap_message(row_cap))
-        return rows
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
@@ -251,16 +270,35 @@ class PostgresSqlRunner:
             ) from None
 
 
-def row_cap_message(row_cap: int) -> str:
-    """Why a result past the row cap is refused, and what to do instead (one line).
+@runtime_checkable
+class StreamingSqlRunner(SqlRunner, Protocol):
+    """A :class:`SqlRunner` that can also read a large result in batches."""
 
-    >>> row_cap_message(100_000)[:58]
-    'the result has more than 100,000 rows (the row cap, GEOASK'
-    """
-    return (f"the result has more than {row_cap:,} rows (the row cap, GEOASK_SQL_ROW_CAP) and "
-            "geoask never computes on a cut result: screen candidates in SQL with an "
-            "index-backed bounding-box test (geom && ST_MakeEnvelope(...) or ST_Expand(...)), "
-            "aggregate in SQL, or select fewer rows")
+    def stream(self, checked: CheckedQuery, head_rows: int
+               ) -> AbstractContextManager[ResultStream]:
+        """Execute ``checked.sql`` and read its first ``head_rows`` rows.
+
+        See :class:`ResultStream`; the connection stays open while the block lasts.
+
+        Raises:
+            QueryExecutionError: the database refused or failed the query (classified),
+                or the result passed the row cap or the size cap (``result_too_large``).
+            DatabaseError: the database could not be reached.
+
+        """
+        ...
+
+
+def _execute(connection: psycopg.Connection[Any], sql: str, declare: bool
+             ) -> tuple[psycopg.Cursor[Any] | psycopg.ServerCursor[Any], Iterator[tuple[Any, ...]]]:
+    """The cursor running ``sql`` and its rows: a server-side cursor, or one streamed result."""
+    if not declare:
+        cursor = connection.cursor()
+        return cursor, cursor.stream(sql, size=500)
+    server = connection.cursor(name=CURSOR_NAME)
+    server.itersize = FETCH_ROWS
+    server.execute(sql)
+    return server, iter(server)
 
 
 def _columns(connection: psycopg.Connection[Any], cursor: psycopg.Cursor[Any]
@@ -332,43 +370,3 @@ def _rollback_quietly(connection: psycopg.Connection[Any]) -> None:
     # A broken connection cannot roll back; closing it (next) ends the transaction anyway.
     with contextlib.suppress(psycopg.Error):
         connection.rollback()
-
-
-def classify_database_error(
-    error: pg_errors.Error, sql: str, body_offset: int = 0, *,
-    statement_timeout_s: int | None = None,
-) -> QueryExecutionError:
-    """Turn a psycopg error into a :class:`QueryExecutionError` for the agent's correction loop.
-
-    ``kind`` comes from the SQLSTATE (see :data:`ERROR_KINDS`, ``other`` otherwise); the
-    server's position (1-based, in ``sql``) is mapped to the submitted text, which starts
-    ``body_offset`` characters into ``sql``. A timeout's hint names the limit in force
-    (``statement_timeout_s``) and its setting.
-    """
-    diag = error.diag
-    sqlstate = diag.sqlstate or getattr(error, "sqlstate", None)
-    message = diag.message_primary or str(error).strip() or type(error).__name__
-    position = line = col = None
-    hint = diag.message_hint
-    if ERROR_KINDS.get(sqlstate or "") == "timeout" and statement_timeout_s is not None:
-        hint = (f"the statement timeout is {statement_timeout_s} s (GEOASK_STATEMENT_TIMEOUT_S);"
-                " do less work in SQL (screen with a bounding-box test, aggregate, select fewer "
-                "rows) or raise the setting")
-    if diag.statement_position:
-        absolute = int(diag.statement_position)
-        body = sql[body_offset:]
-        relative = absolute - body_offset
-        if 1 <= relative <= len(body):
-            position = relative
-            before = body[: relative - 1]
-            line = before.count("\n") + 1
-            col = relative - (before.rfind("\n") + 1)
-    return QueryExecutionError(
-        ERROR_KINDS.get(sqlstate or "", "other"),
-        message,
-        sqlstate=sqlstate,
-        position=position,
-        line=line,
-        col=col,
-        hint=hint,
-    )

@@ -16,8 +16,10 @@ one row group, so the full result is never held a second time as columns.
 
 from __future__ import annotations
 
+import decimal
 import io
 import json
+import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -28,6 +30,7 @@ import pyarrow.parquet as pq
 import shapely
 from pyproj import CRS
 
+from geoask.errors import ArtifactWriteError
 from geoask.sql.crs import WGS84_SRID, NativeCrs, to_wgs84
 from geoask.sql.executor import QueryResult, ResultColumn
 from geoask.sql.values import dumps_exact, json_value, unique_names, wkt
@@ -75,8 +78,9 @@ def numeric_type(values: Iterable[Any]) -> pa.DataType:
     >>> numeric_type([Decimal("12345678901234567890.123456789"), 2])
     Decimal128Type(decimal128(29, 9))
     """
-    exact, whole, scale = False, 1, 0
+    exact, text, whole, scale = False, False, 1, 0
     for value in values:
+        text = text or isinstance(value, str)  # NaN or Infinity (json_value's text)
         if isinstance(value, Decimal):
             exact = True
             scale = max(scale, -int(value.as_tuple().exponent))
@@ -84,7 +88,7 @@ def numeric_type(values: Iterable[Any]) -> pa.DataType:
             whole = max(whole, len(str(abs(int(value)))))
     if not exact:
         return pa.float64()
-    if whole + scale > _MAX_DECIMAL_DIGITS:
+    if whole + scale > _MAX_DECIMAL_DIGITS or text:  # no decimal holds NaN
         return pa.string()
     return pa.decimal128(whole + scale, scale)
 
@@ -101,22 +105,77 @@ def geoparquet_bytes(result: QueryResult, native_crs: Sequence[NativeCrs],
         ValueError: the result has no geometry column.
 
     """
-    if not result.geometry_columns:
-        raise ValueError("the result has no geometry column")
-    feature = result.geometry_columns[0]
-    names = unique_names([FEATURE_COLUMN if i == feature else c.name
-                          for i, c in enumerate(result.columns)])
-    schema = _schema(result, names, native_crs, geometry_types, bbox)
     buffer = io.BytesIO()
-    with pq.ParquetWriter(buffer, schema) as writer:
+    with GeoParquetWriter(buffer, result) as writer:
         for start in range(0, result.row_count, batch_rows):
-            rows = result.rows[start:start + batch_rows]
-            writer.write_batch(_batch(result, rows, schema))
+            writer.write(result.rows[start:start + batch_rows])
+        writer.finish(native_crs, geometry_types, bbox)
     return buffer.getvalue()
 
 
-def _schema(result: QueryResult, names: Sequence[str], native_crs: Sequence[NativeCrs],
-            geometry_types: Sequence[str], bbox: Sequence[float] | None) -> pa.Schema:
+class GeoParquetWriter:
+    """Writes a vector result's rows as GeoParquet row groups, the ``geo`` metadata last.
+
+    The column types come from ``first`` (a result whose rows, often the first of a stream,
+    decide each ``numeric`` column's type: :func:`numeric_type`); each :meth:`write` is one
+    row group of rows already in EPSG:4326; :meth:`finish` adds the ``geo`` and
+    ``native_crs`` metadata, known only once every row was seen (Arrow's schema is not stored
+    in the file, so every reader - geopandas, pyarrow, GDAL - takes them from the file's
+    key/value metadata).
+
+    Raises:
+        ValueError: the result has no geometry column.
+
+    """
+
+    def __init__(self, sink: Any, first: QueryResult) -> None:
+        if not first.geometry_columns:
+            raise ValueError("the result has no geometry column")
+        self.feature = first.geometry_columns[0]
+        self.columns = first.columns
+        self.names = unique_names([FEATURE_COLUMN if i == self.feature else c.name
+                                   for i, c in enumerate(first.columns)])
+        self.schema = _schema(first, self.names)
+        self.writer = pq.ParquetWriter(sink, self.schema, store_schema=False)
+
+    def __enter__(self) -> GeoParquetWriter:
+        """The writer itself."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the file (its footer written)."""
+        self.writer.close()
+
+    def write(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Write ``rows`` (geometries in EPSG:4326) as one row group.
+
+        Raises:
+            ArtifactWriteError: a ``numeric`` value does not fit the column's type chosen from
+                the first rows (cast the column in SQL).
+
+        """
+        if rows:
+            self.writer.write_batch(_batch(self.columns, self.feature, rows, self.schema))
+
+    def finish(self, native_crs: Sequence[NativeCrs], geometry_types: Sequence[str],
+               bbox: Sequence[float] | None) -> None:
+        """Add the ``geo`` metadata (GeoParquet 1.1) and the ``native_crs`` of each column.
+
+        The CRS is EPSG:4326's PROJJSON (every geometry was reprojected), or null (unknown,
+        as geopandas writes a frame without CRS) for a feature column declared planar.
+        """
+        planar = bool(native_crs) and native_crs[0].is_planar
+        name = self.names[self.feature]
+        geo = {"version": GEOPARQUET_VERSION, "primary_column": name, "columns": {
+            name: {"encoding": "WKB", "geometry_types": list(geometry_types),
+                   "crs": None if planar else CRS.from_epsg(WGS84_SRID).to_json_dict(),
+                   **({"bbox": list(bbox)} if bbox else {})}}}
+        native = {crs.column: crs.to_dict() for crs in native_crs}
+        self.writer.add_key_value_metadata({"geo": json.dumps(geo),
+                                            "native_crs": json.dumps(native)})
+
+
+def _schema(result: QueryResult, names: Sequence[str]) -> pa.Schema:
     feature = result.geometry_columns[0]
     fields = []
     for i, column in enumerate(result.columns):
@@ -127,19 +186,13 @@ def _schema(result: QueryResult, names: Sequence[str], native_crs: Sequence[Nati
         else:
             values = (json_value(row[i]) for row in result.rows)  # scanned for numeric only
             fields.append(pa.field(names[i], arrow_type(column, values)))
-    geo = {"version": GEOPARQUET_VERSION, "primary_column": names[feature], "columns": {
-        names[feature]: {"encoding": "WKB", "geometry_types": list(geometry_types),
-                         "crs": CRS.from_epsg(WGS84_SRID).to_json_dict(),
-                         **({"bbox": list(bbox)} if bbox else {})}}}
-    native = {crs.column: crs.to_dict() for crs in native_crs}
-    return pa.schema(fields, metadata={"geo": json.dumps(geo), "native_crs": json.dumps(native)})
+    return pa.schema(fields)
 
 
-def _batch(result: QueryResult, rows: Sequence[tuple[Any, ...]], schema: pa.Schema
-           ) -> pa.RecordBatch:
-    feature = result.geometry_columns[0]
+def _batch(columns: Sequence[ResultColumn], feature: int, rows: Sequence[tuple[Any, ...]],
+           schema: pa.Schema) -> pa.RecordBatch:
     arrays = []
-    for i, (column, field) in enumerate(zip(result.columns, schema, strict=True)):
+    for i, (column, field) in enumerate(zip(columns, schema, strict=True)):
         values = [row[i] for row in rows]
         if i == feature:  # already in EPSG:4326 (reproject_result), written as they are
             wkb = shapely.to_wkb(np.array(values, dtype=object), flavor="iso")
@@ -147,14 +200,37 @@ def _batch(result: QueryResult, rows: Sequence[tuple[Any, ...]], schema: pa.Sche
         elif column.is_geometry:
             arrays.append(pa.array([wkt(to_wgs84(value)) for value in values], pa.string()))
         else:
-            arrays.append(_column(values, field.type))
+            arrays.append(_column(column, values, field.type))
     return pa.record_batch(arrays, schema=schema)
 
 
-def _column(values: Sequence[Any], arrow: pa.DataType) -> pa.Array:
+def _column(column: ResultColumn, values: Sequence[Any], arrow: pa.DataType) -> pa.Array:
+    if pa.types.is_floating(arrow):  # NaN and Infinity stay IEEE doubles
+        converted = [_float(value) for value in values]
+        if any(isinstance(v, Decimal) for v in converted):
+            raise _too_wide(column, arrow)
+        return pa.array(converted, arrow)
     converted = [json_value(value) for value in values]
     if pa.types.is_decimal(arrow):
         converted = [None if v is None else Decimal(str(v)) for v in converted]
-    elif pa.types.is_string(arrow):
+        try:
+            return pa.array(converted, arrow)
+        except (pa.ArrowInvalid, decimal.InvalidOperation):
+            raise _too_wide(column, arrow) from None
+    if pa.types.is_string(arrow):
         converted = [v if v is None or isinstance(v, str) else dumps_exact(v) for v in converted]
     return pa.array(converted, arrow)
+
+
+def _float(value: Any) -> Any:
+    """A float column's value: a non-finite number as a double, else the JSON value."""
+    if isinstance(value, float | Decimal) and not math.isfinite(float(value)):
+        return float(value)
+    return json_value(value)
+
+
+def _too_wide(column: ResultColumn, arrow: pa.DataType) -> ArtifactWriteError:
+    return ArtifactWriteError(
+        f"column {column.name} (numeric) has a value that does not fit its GeoParquet type "
+        f"{arrow}, chosen from the result's first rows; cast it in SQL (::numeric(p,s) or "
+        "::double precision) so every row has one type")

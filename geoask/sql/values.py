@@ -25,7 +25,12 @@ def json_value(value: Any) -> Any:
     """Convert one database value to JSON-ready data.
 
     Dates, times and timestamps become ISO 8601 text; intervals ISO 8601 durations
-    (``P1DT3600S``); NaN/Infinity null; bytes hex. Decimals (``numeric``) stay exact numbers:
+    (``P1DT3600S``); bytes hex. JSON has no NaN or Infinity (RFC 8259), and a value is never
+    silently changed (to null, say): a non-finite ``double precision``, ``real`` or
+    ``numeric`` becomes the text ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``
+    (:func:`non_finite_text`: PostgreSQL's own spelling, as its ``to_json`` writes them), so a
+    script summing the column fails loudly instead of skipping it; GeoParquet keeps them as
+    IEEE doubles (:mod:`geoask.sql.parquet_export`). Decimals (``numeric``) stay exact numbers:
     an integer when integral, a float when a double holds the value exactly (``2.50`` ->
     ``2.5``: the value is kept, not the trailing zeros), and otherwise the ``Decimal`` itself,
     which :func:`dumps_exact` writes as the exact JSON number literal (JSON numbers have no
@@ -33,7 +38,7 @@ def json_value(value: Any) -> Any:
     a number (a plain ``json.load`` reads a double; ``parse_float=Decimal`` the exact value).
 
     >>> json_value(Decimal("2.50")), json_value(dt.date(2020, 1, 2)), json_value(float("nan"))
-    (2.5, '2020-01-02', None)
+    (2.5, '2020-01-02', 'NaN')
     >>> json_value(Decimal("12345678901234567890.123456789"))
     Decimal('12345678901234567890.123456789')
     >>> json_value(Decimal("12345678901234567890"))
@@ -42,10 +47,10 @@ def json_value(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return value if math.isfinite(value) else non_finite_text(value)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            return None
+            return non_finite_text(float(value))
         if value == value.to_integral_value():
             return int(value)
         approximate = float(value)  # a double when it holds the value exactly
@@ -64,6 +69,21 @@ def json_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_value(item) for item in value]
     return str(value)
+
+
+NON_FINITE_TEXTS = frozenset({"NaN", "Infinity", "-Infinity"})
+"""How the JSON exports write non-finite numbers (:func:`non_finite_text`)."""
+
+
+def non_finite_text(value: float) -> str:
+    """The JSON text of a non-finite number: ``NaN``, ``Infinity`` or ``-Infinity``.
+
+    >>> non_finite_text(float("-inf")), non_finite_text(float("nan"))
+    ('-Infinity', 'NaN')
+    """
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
 
 
 def unique_names(names: Sequence[str]) -> list[str]:
@@ -98,7 +118,7 @@ def dumps_exact(payload: Any) -> str:
         exact.append(str(value))
         return f"\x00{len(exact) - 1}\x00"
 
-    # allow_nan=False: json_value already mapped NaN/Infinity to null; fail loudly otherwise.
+    # allow_nan=False: json_value already wrote NaN/Infinity as text; fail loudly otherwise.
     text = json.dumps(payload, ensure_ascii=False, allow_nan=False, default=placeholder)
     if not exact:
         return text

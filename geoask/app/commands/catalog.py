@@ -26,7 +26,9 @@ register_retrieval_commands(app)  # `geoask catalog index` and `geoask catalog s
 
 def _rows(table: Table) -> str:
     rows = table.expected_rows
-    return f"{rows:,}" if isinstance(rows, int) else rows
+    if not isinstance(rows, int):
+        return rows
+    return f"about {rows:,} (planner estimate)" if table.rows_estimated else f"{rows:,}"
 
 
 def describe(table: Table) -> str:
