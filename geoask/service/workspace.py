@@ -24,6 +24,7 @@ import secrets
 import threading
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -52,18 +53,34 @@ MAX_FORM_BYTES = 100_000
 CONVERSATION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One question asked on the page and what came of it.
+
+    Attributes:
+        question: the question as typed.
+        result: the run's result (answered, rejected or failed), or None after an error.
+        error: the one-line error (``ConfigurationError: ...``) when the run could not be had.
+
+    """
+
+    question: str
+    result: QuestionResult | None = None
+    error: str | None = None
+
+
 class Workspace:
     """The page's HTTP listener and the conversations it asked (:meth:`start`, :meth:`stop`).
 
     Attributes:
         token: the secret every request must carry (``?token=`` or the form's ``token``).
-        turns: conversation id -> its turns' results (or error lines), in order.
+        turns: conversation id -> its :class:`Turn` s, in order.
 
     """
 
     def __init__(self) -> None:
         self.token = secrets.token_urlsafe(32)
-        self.turns: dict[str, list[QuestionResult | str]] = {}
+        self.turns: dict[str, list[Turn]] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -136,18 +153,18 @@ class Workspace:
         request.send_header("Content-Length", "0")
         request.end_headers()
 
-    def answer(self, question: str, model: str | None, conversation: str) -> QuestionResult | str:
-        """The result of ``question`` as the conversation's next turn, or its one-line error."""
+    def answer(self, question: str, model: str | None, conversation: str) -> Turn:
+        """``question`` asked as the conversation's next turn: its result or one-line error."""
         from geoask.app.api import ask
         from geoask.errors import GeoaskError
 
         try:
-            return ask(question, model=model, conversation=conversation)
+            return Turn(question, result=ask(question, model=model, conversation=conversation))
         except GeoaskError as error:
-            return f"{question!r}: {type(error).__name__}: {error}"
+            return Turn(question, error=f"{type(error).__name__}: {error}")
         except Exception as error:  # shown on the page; the traceback stays in the log
             logger.exception("workspace: the question failed")
-            return f"{question!r}: {type(error).__name__}: {error}"
+            return Turn(question, error=f"{type(error).__name__}: {error}")
 
     def _map(self, request: BaseHTTPRequestHandler, run_id: str) -> None:
         url = self._map_url(run_id)
@@ -163,7 +180,7 @@ class Workspace:
 
     def _map_url(self, run_id: str) -> str | None:
         with self._lock:
-            results = [t for turns in self.turns.values() for t in turns if not isinstance(t, str)]
+            results = [t.result for turns in self.turns.values() for t in turns if t.result]
         return next((url for result in results if result.run_id == run_id
                      for url in result.maps if url.endswith(".html")), None)
 
@@ -179,13 +196,15 @@ class Workspace:
             new=html.escape("/?" + urlencode({"token": self.token})))
 
 
-def turn_html(number: int, turn: QuestionResult | str, token: str) -> str:
-    """One turn: question status and message, answer table, map frame, evidence, run link."""
-    if isinstance(turn, str):
-        return (f'<section class=turn id="turn-{number}"><h2>Turn {number}</h2>'
-                f'<p class=error>{html.escape(turn)}</p></section>')
-    parts = [f'<section class=turn id="turn-{number}"><h2>Turn {number}: '
-             f"{html.escape(turn.status)}</h2><p class=message>{html.escape(turn.message)}</p>"]
+def turn_html(number: int, asked: Turn, token: str) -> str:
+    """One turn: question, status and message, answer table, map frame, evidence, run link."""
+    opening = (f'<section class=turn id="turn-{number}"><h2>Turn {number}: '
+               f"{html.escape(asked.result.status if asked.result else 'error')}</h2>"
+               f"<p class=question>{html.escape(asked.question)}</p>")
+    turn = asked.result
+    if turn is None:
+        return f"{opening}<p class=error>{html.escape(asked.error or '')}</p></section>"
+    parts = [f"{opening}<p class=message>{html.escape(turn.message)}</p>"]
     if turn.answer is not None:
         parts.append(f"<div class=answer>{table_html(answer_rows(turn.answer.data_payload))}"
                      "</div>")
@@ -247,7 +266,7 @@ body {{ font: 15px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 110
 table {{ border-collapse: collapse; margin: .5em 0; }}
 th, td {{ border: 1px solid #ccc; padding: .2em .5em; text-align: left; }}
 iframe.map {{ width: 100%; height: 480px; border: 1px solid #ccc; }}
-.muted {{ color: #666; }} .error {{ color: #a00; }}
+.muted {{ color: #666; }} .error {{ color: #a00; }} .question {{ font-weight: bold; }}
 textarea {{ width: 100%; font: inherit; }}
 </style></head><body>
 <h1>geoask workspace</h1>

@@ -2,11 +2,12 @@
 
 The shared test server starts the page (its URL and token are in the server's record); the
 test asks the first two turns of the shipped conversation ``nc_airports-001`` in the page's
-question box with the offline reference model, sees each answer's table (the conversation's
-expected values) and the first run's interactive map drawn in its frame (the follow-up
-reads the first turn's layer and exports none of its own, so its run draws no map), checks that every request
-stayed on the page's own origin without a Content-Security-Policy violation, and that a request
-without the token is refused (403). The screenshot is ``.geoask/screenshots/workspace.png``.
+question box with the offline reference model, sees each turn's question and answer table (the
+conversation's expected values), the first run's interactive map drawn in its frame (the
+follow-up reads the first turn's layer and exports none of its own, so its run draws no map)
+and its Prefect flow-run link; every request stays on the page's own origin without a
+Content-Security-Policy violation, and a request without the token is refused (403). The
+screenshot is ``.geoask/screenshots/workspace.png``.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def test_the_workspace_asks_a_conversation_and_shows_tables_and_maps(
     first, second = AIRPORTS.turns[:2]
     turn = ask(page, first.question, 1)
     expect(turn.locator("h2")).to_have_text("Turn 1: answered")
+    expect(turn.locator("p.question")).to_have_text(first.question)
     expect(turn.locator("table")).to_contain_text(str(first.expected.value))
     link = turn.get_by_role("link", name="flow run in Prefect").get_attribute("href")
     # Prefect's own flow-run URL (``/flow-runs/flow-run/<id>``, which its UI redirects)

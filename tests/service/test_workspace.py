@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from geoask.service.workspace import MAP_POLICY, PAGE_POLICY, Workspace, turn_html
+from geoask.service.workspace import MAP_POLICY, PAGE_POLICY, Turn, Workspace, turn_html
 from geoask.vocabulary.answers import FinalAnswer
 from geoask.vocabulary.question_result import QuestionResult
 
@@ -38,23 +38,24 @@ def workspace():
 
 def get(url: str) -> tuple[int, dict[str, str], str]:
     try:
-        with urllib.request.urlopen(url) as response:  # noqa: S310 - loopback test server
+        with urllib.request.urlopen(url) as response:
             return response.status, dict(response.headers), response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), error.read().decode()
 
 
 def test_every_text_of_a_turn_is_escaped(tmp_path):
-    text = turn_html(1, result(tmp_path), "tok")
+    text = turn_html(1, Turn(EVIL, result(tmp_path)), "tok")
     assert "<script>" not in text
-    assert text.count("&lt;script&gt;") >= 3  # message, table cell, evidence
+    assert text.count("&lt;script&gt;") == 4  # question, message, table cell, evidence
     assert 'href="http://127.0.0.1:1/runs/flow-run/abc"' in text
     assert 'src="/map/run-1?token=tok"' in text
 
 
 def test_an_error_turn_is_one_escaped_line(tmp_path):
-    text = turn_html(2, f"ConfigurationError: {EVIL}", "tok")
+    text = turn_html(2, Turn(EVIL, error=f"ConfigurationError: {EVIL}"), "tok")
     assert "<script>" not in text and 'id="turn-2"' in text
+    assert text.count("&lt;script&gt;") == 2
 
 
 def test_requests_without_the_right_token_are_forbidden(workspace):
@@ -76,7 +77,7 @@ def test_the_page_has_a_strict_policy_and_the_form(workspace):
 
 
 def test_only_maps_of_its_own_runs_are_served(workspace, tmp_path):
-    workspace.turns["c-1"] = [result(tmp_path)]
+    workspace.turns["c-1"] = [Turn("q", result(tmp_path))]
     status, headers, body = get(f"{workspace.url}/map/run-1?token={workspace.token}")
     assert (status, body) == (200, "<html><body>the map</body></html>")
     assert headers["Content-Security-Policy"] == MAP_POLICY
@@ -96,7 +97,25 @@ def test_an_empty_question_becomes_a_clear_error_turn(workspace, monkeypatch):
     data = urllib.parse.urlencode({"token": workspace.token, "conversation": "c-2",
                                    "question": ""}).encode()
     request = urllib.request.Request(f"{workspace.url}/ask", data=data, method="POST")
-    with urllib.request.urlopen(request) as response:  # noqa: S310 - follows the 303
+    with urllib.request.urlopen(request) as response:
         body = response.read().decode()
     assert "ConfigurationError: the question is empty" in body
-    assert workspace.turns["c-2"] == ["'': ConfigurationError: the question is empty"]
+    assert workspace.turns["c-2"] == [Turn("", error="ConfigurationError: the question is empty")]
+
+
+def test_server_status_prints_the_workspace_url_with_its_token(monkeypatch):
+    from typer.testing import CliRunner
+
+    from geoask.service import local
+    from geoask.service.cli import app
+    from geoask.service.state_file import ServerState
+
+    record = ServerState(api_url="http://127.0.0.1:1/api", pid=1, port=1, mode="foreground",
+                         log_path="/tmp/x.log", database="sqlite",
+                         workspace_url="http://127.0.0.1:2", workspace_token="s3cret")
+    monkeypatch.setattr(local, "running_server", lambda settings: record)
+    output = CliRunner().invoke(app, ["status"]).output
+    assert "workspace page: http://127.0.0.1:2/?token=s3cret" in output
+    without = ServerState(**{**record.__dict__, "workspace_url": None})
+    monkeypatch.setattr(local, "running_server", lambda settings: without)
+    assert "workspace page" not in CliRunner().invoke(app, ["status"]).output
