@@ -82,6 +82,7 @@ class Workspace:
         self.token = secrets.token_urlsafe(32)
         self.turns: dict[str, list[Turn]] = {}
         self._lock = threading.Lock()
+        self._asking: dict[str, threading.Lock] = {}  # one question at a time per conversation
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -144,9 +145,12 @@ class Workspace:
         conversation = form.get("conversation", "")
         if not CONVERSATION_ID.match(conversation):
             return _send(request, HTTPStatus.BAD_REQUEST, "bad conversation id")
-        turn = self.answer(form.get("question", ""), form.get("model") or None, conversation)
         with self._lock:
-            self.turns.setdefault(conversation, []).append(turn)
+            asking = self._asking.setdefault(conversation, threading.Lock())
+        with asking:  # a turn sees every earlier turn of its conversation
+            turn = self.answer(form.get("question", ""), form.get("model") or None, conversation)
+            with self._lock:
+                self.turns.setdefault(conversation, []).append(turn)
         location = "/?" + urlencode({"token": self.token, "conversation": conversation})
         request.send_response(HTTPStatus.SEE_OTHER)
         request.send_header("Location", location)
@@ -159,7 +163,9 @@ class Workspace:
         from geoask.errors import GeoaskError
 
         try:
-            return Turn(question, result=ask(question, model=model, conversation=conversation))
+            # this process lives on to post the run's Prefect artifacts: no wait for them
+            return Turn(question, result=ask(question, model=model, conversation=conversation,
+                                             wait_for_artifacts=False))
         except GeoaskError as error:
             return Turn(question, error=f"{type(error).__name__}: {error}")
         except Exception as error:  # shown on the page; the traceback stays in the log

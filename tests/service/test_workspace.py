@@ -119,3 +119,33 @@ def test_server_status_prints_the_workspace_url_with_its_token(monkeypatch):
     without = ServerState(**{**record.__dict__, "workspace_url": None})
     monkeypatch.setattr(local, "running_server", lambda settings: without)
     assert "workspace page" not in CliRunner().invoke(app, ["status"]).output
+
+
+def test_a_conversation_asks_one_question_at_a_time(workspace, monkeypatch, tmp_path):
+    import threading
+    import time
+
+    running: list[int] = []
+    overlaps: list[int] = []
+
+    def slow(question, **options):
+        running.append(1)
+        overlaps.append(len(running))
+        time.sleep(0.3)
+        running.pop()
+        return result(tmp_path)
+
+    monkeypatch.setattr("geoask.app.api.ask", slow)
+
+    def post(question: str) -> None:
+        data = urllib.parse.urlencode({"token": workspace.token, "conversation": "c-3",
+                                       "question": question}).encode()
+        urllib.request.urlopen(urllib.request.Request(f"{workspace.url}/ask", data=data)).read()
+
+    threads = [threading.Thread(target=post, args=(f"q{i}",)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert overlaps == [1, 1]
+    assert sorted(turn.question for turn in workspace.turns["c-3"]) == ["q0", "q1"]
