@@ -105,7 +105,7 @@ def result_html(result: Any) -> str:
     parts = [f"<div><p><b>{status}</b>: {html.escape(result.message)}</p>"]
     if result.answer is not None:
         parts.append(f"<p>answer ({html.escape(result.answer.answer_type.value)})</p>")
-        parts.append(_table(answer_rows(result.answer.data_payload)))
+        parts.append(table_html(answer_rows(result.answer.data_payload)))
     parts += [_map_html(url) for url in result.maps if url.endswith(".png")]
     parts += [f'<p><a href="{html.escape(_href(url))}" target="_blank">interactive map</a> '
               f"<code>{html.escape(url)}</code></p>"
@@ -119,7 +119,8 @@ def result_html(result: Any) -> str:
     return "\n".join(parts)
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def table_html(rows: list[dict[str, Any]]) -> str:
+    """``rows`` as an HTML table (every cell escaped; past ``MAX_TABLE_ROWS`` a count)."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
     body = "".join(

@@ -5,7 +5,8 @@ cluster, see :func:`geoask.service.server.prepare_server_database`), waits for i
 healthy, records it in ``<home>/prefect/server.json`` (so ``geoask ask``/``bench`` use it),
 then serves the deployments ``answer-question`` and ``nightly-benchmark`` in the foreground,
 with the warm question worker ``geoask ask`` hands its questions to (``GEOASK_SERVER_WORKER``,
-:mod:`geoask.service.worker`). Ctrl-C (or SIGTERM) stops serving and the server. The dashboard is at
+:mod:`geoask.service.worker`) and the workspace page (:mod:`geoask.service.workspace`; its URL
+with its token is printed). Ctrl-C (or SIGTERM) stops serving and the server. The dashboard is at
 ``http://127.0.0.1:<port>``. ``geoask server stop`` stops the recorded server (one started in
 the background by ``ask``/``bench``, or a foreground one); ``geoask server status`` shows it.
 """
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from geoask.service.state_file import ServerState
     from geoask.service.worker import QuestionWorker
+    from geoask.service.workspace import Workspace
     from geoask.settings import Settings
 
 app = typer.Typer(help="Start a local Prefect server (dashboard + API) and serve the geoask "
@@ -78,6 +80,7 @@ def server(
     signal.signal(signal.SIGTERM, _interrupt(settings))
     started = False
     worker: QuestionWorker | None = None
+    workspace: Workspace | None = None
     try:
         started_in = prefect_server.start()
         started = True
@@ -98,6 +101,7 @@ def server(
         if serve:
             if settings.server_worker and flow is None:  # the worker runs geoask's own flow
                 worker = _start_worker(settings, state)
+            workspace = _start_workspace(settings)
             _serve(settings, flow, limit)
         else:
             typer.echo("serving no deployments (--no-serve); Ctrl-C stops the server")
@@ -106,6 +110,8 @@ def server(
         typer.echo("stopping")
     finally:
         _remove_own_state(settings)  # first: its clients stop at once (geoask.service.watch)
+        if workspace is not None:
+            workspace.stop()
         if worker is not None:
             worker.stop()
             run_stop_hooks("a geoask server shutdown")  # its questions' runs: Crashed
@@ -139,6 +145,8 @@ def status_command() -> None:
 
     typer.echo(f"running ({state.mode}, pid {state.pid}): dashboard {state.dashboard_url}, "
                f"API {state.api_url}\ndatabase: {state.database}\nlog: {state.log_path}")
+    if state.workspace_link:
+        typer.echo(f"workspace page: {state.workspace_link}")
     if state.api_auth_string:
         typer.echo(f"API and dashboard need its password: api_auth_string in "
                    f"{state_path(get_settings())} (readable only by you)")
@@ -154,6 +162,21 @@ def _start_worker(settings: Settings, state: ServerState) -> QuestionWorker:
     write_state(settings, dataclasses.replace(state, worker_url=url, worker_token=worker.token))
     typer.echo(f"question worker ready at {url}")
     return worker
+
+
+def _start_workspace(settings: Settings) -> Workspace:
+    """Start the workspace page, record it in the server state and print its URL."""
+    from geoask.service.state_file import read_state, write_state
+    from geoask.service.workspace import Workspace
+
+    workspace = Workspace()
+    url = workspace.start()
+    state = read_state(settings)
+    if state is not None and state.pid == os.getpid():
+        state = dataclasses.replace(state, workspace_url=url, workspace_token=workspace.token)
+        write_state(settings, state)
+    typer.echo(f"workspace page: {url}/?token={workspace.token}")
+    return workspace
 
 
 def _remove_own_state(settings: Settings) -> None:

@@ -40,6 +40,8 @@ class ServerState:
             (``PREFECT_SERVER_API_AUTH_STRING`` of the server, ``PREFECT_API_AUTH_STRING`` of
             every client geoask starts; the dashboard's password); None for a server started
             before geoask set one.
+        workspace_url: the workspace page (:mod:`geoask.service.workspace`), when it runs.
+        workspace_token: the secret its requests carry (``?token=``).
 
     """
 
@@ -55,11 +57,20 @@ class ServerState:
     worker_url: str | None = None
     worker_token: str | None = None
     api_auth_string: str | None = None
+    workspace_url: str | None = None
+    workspace_token: str | None = None
 
     @property
     def dashboard_url(self) -> str:
         """The Prefect UI: the API URL without ``/api``."""
         return self.api_url.removesuffix("/api")
+
+    @property
+    def workspace_link(self) -> str | None:
+        """The workspace page's URL with its token (like a Jupyter URL), when it runs."""
+        if not self.workspace_url or not self.workspace_token:
+            return None
+        return f"{self.workspace_url}/?token={self.workspace_token}"
 
 
 def state_path(settings: Settings) -> Path:
