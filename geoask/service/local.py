@@ -275,7 +275,7 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     if not verbose:
         quiet_console()
     url = ensure_server(settings, PREFECT_API_URL.value())
-    os.environ["PREFECT_API_URL"] = url
+    environment = {"PREFECT_API_URL": url}  # subprocesses and Dask workers too, in the block
     # No flow-run heartbeats: Prefect's heartbeat thread sleeps in whole seconds and every
     # flow run's end waits for it (0.5 s on average, half a warm question's wall time), and
     # nothing here acts on missed heartbeats (a stop marks this process's runs Crashed).
@@ -286,9 +286,10 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
     if (ca_file := plain_http_ca_file(url, settings.prefect_home)) is not None:
         updates[PREFECT_API_SSL_CERT_FILE] = str(ca_file)
     if (auth := api_auth_string(settings, url)) is not None:
-        os.environ["PREFECT_API_AUTH_STRING"] = auth  # subprocesses and Dask workers too
+        environment["PREFECT_API_AUTH_STRING"] = auth
         updates[PREFECT_API_AUTH_STRING] = auth
-    with (temporary_settings(updates=updates), SyncClientContext.get_or_create(),
+    with (environment_variables(environment), temporary_settings(updates=updates),
+          SyncClientContext.get_or_create(),
           crash_runs_on_stop(url), watch_infrastructure(infrastructure_probes(
               settings, url, _database_url(settings)))):
         try:
@@ -297,6 +298,25 @@ def prefect_api(settings: Settings, *, verbose: bool = False,
             if wait_for_artifacts:
                 artifact_publisher.flush(ARTIFACT_FLUSH_S)
                 background_writes.flush(ARTIFACT_FLUSH_S)
+
+
+@contextlib.contextmanager
+def environment_variables(values: dict[str, str]) -> Iterator[None]:
+    """``values`` set in ``os.environ`` inside the block, the earlier values restored after.
+
+    A later command of the same process (a test, a notebook) must not find the block's API
+    URL and take it for one the user chose (:func:`explicit_api_url`).
+    """
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _database_url(settings: Settings) -> str | None:

@@ -61,5 +61,6 @@ def test_a_notebook_renders_the_answer_table_and_map_and_the_gdf_round_trips(api
     printed = json.loads(notebook.cells[2].outputs[-1]["text"])
     assert printed["ids"] == expected and printed["df"] == expected
     assert printed["crs"] == "EPSG:4326" and printed["round_trip"] is True
-    assert printed["layers"] == {"sql-1_airports": "EPSG:4326", "python-1_result": None}
-    assert printed["sql"] == 1 and printed["scripts"] == 1
+    assert printed["layers"] == {"sql-1_rdu": "EPSG:4326", "sql-1_candidates": "EPSG:4326",
+                                 "python-1_result": None}
+    assert printed["sql"] == 2 and printed["scripts"] == 1
