@@ -27,11 +27,12 @@ import logging
 import os
 import re
 import secrets
-import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from geoask.service.loopback import LoopbackServer
 
 if TYPE_CHECKING:
     from geoask.settings import Settings
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-LOOPBACK = "127.0.0.1"
 TOKEN_HEADER = "X-Geoask-Token"  # noqa: S105 - a header name, not a secret
 MAX_REQUEST_BYTES = 1_000_000
 """Largest request body read (bytes); a question is capped far below (``question_max_chars``)."""
@@ -118,14 +118,12 @@ class QuestionWorker:
         self.settings = settings
         self.token = secrets.token_urlsafe(32)
         self.fingerprint = fingerprint(settings)
-        self._server: ThreadingHTTPServer | None = None
+        self._http = LoopbackServer(self.handle, "geoask-question-worker", ("POST",))
 
     @property
     def url(self) -> str:
         """``http://127.0.0.1:<port>`` (raises RuntimeError before :meth:`start`)."""
-        if self._server is None:
-            raise RuntimeError("the question worker is not started")
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
+        return self._http.url
 
     def start(self, *, warm_up: bool = True) -> str:
         """Listen on a free loopback port in a daemon thread; return :attr:`url`.
@@ -135,26 +133,11 @@ class QuestionWorker:
         if warm_up:
             import flows.answer_question  # noqa: F401 - the imports are the warm-up
 
-        worker = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                worker.handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                logger.debug("question worker: " + format, *args)
-
-        self._server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="geoask-question-worker",
-                         daemon=True).start()
-        return self.url
+        return self._http.start()
 
     def stop(self) -> None:
         """Stop listening (questions being answered end with the process)."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        self._http.stop()
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
         """Answer one ``POST /ask`` (status codes: 200, 400, 403, 404, 409, 413, 500)."""

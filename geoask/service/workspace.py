@@ -26,14 +26,14 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from geoask.base.answer_text import answer_rows
-from geoask.base.ports import LOOPBACK
 from geoask.base.result_view import table_html
 from geoask.base.storage import filesystem_for
+from geoask.service.loopback import LoopbackServer
 
 if TYPE_CHECKING:
     from geoask.vocabulary.question_result import QuestionResult
@@ -83,40 +83,20 @@ class Workspace:
         self.turns: dict[str, list[Turn]] = {}
         self._lock = threading.Lock()
         self._asking: dict[str, threading.Lock] = {}  # one question at a time per conversation
-        self._server: ThreadingHTTPServer | None = None
+        self._http = LoopbackServer(self.handle, "geoask-workspace", ("GET", "POST"))
 
     @property
     def url(self) -> str:
         """``http://127.0.0.1:<port>`` (raises RuntimeError before :meth:`start`)."""
-        if self._server is None:
-            raise RuntimeError("the workspace page is not started")
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
+        return self._http.url
 
     def start(self) -> str:
         """Listen on a free loopback port in a daemon thread; return :attr:`url`."""
-        workspace = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                workspace.handle(self)
-
-            def do_POST(self) -> None:
-                workspace.handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                logger.debug("workspace: " + format, *args)
-
-        self._server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="geoask-workspace",
-                         daemon=True).start()
-        return self.url
+        return self._http.start()
 
     def stop(self) -> None:
         """Stop listening."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        self._http.stop()
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
         """Answer one request: ``GET /``, ``POST /ask``, ``GET /map/<run id>`` (else 404)."""
