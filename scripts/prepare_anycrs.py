@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 import pyproj
 import shapely
-from prepare_demo_data import PrepareError, as_multipolygons, check, measured_ranges
-from prepare_spdata import fetch_debian_packages
+from prepare_demo_data import PrepareError, check, measured_ranges
+from prepare_spdata import fetch_debian_packages, polygons, with_geometry, write_table
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmark" / "databases" / "anycrs" / "data"
@@ -76,24 +76,6 @@ def read_shapes(path: Path) -> gpd.GeoDataFrame:
         frame = gpd.read_file(path)
     check(frame.crs is None, f"{path.name}: unexpected CRS {frame.crs}")
     return frame
-
-
-def polygons(frame: gpd.GeoDataFrame) -> tuple[np.ndarray, int]:
-    """The frame's geometries repaired (``make_valid``, structure method) and as MultiPolygons."""
-    geoms = frame.geometry.to_numpy()
-    invalid = ~shapely.is_valid(geoms)
-    fixed = geoms.copy()
-    if invalid.any():
-        fixed[invalid] = shapely.make_valid(geoms[invalid], method="structure",
-                                            keep_collapsed=False)
-    return as_multipolygons(fixed), int(invalid.sum())
-
-
-def with_geometry(frame: pd.DataFrame, geoms: np.ndarray, crs: Any,
-                  name: str) -> gpd.GeoDataFrame:
-    """Attach ``geoms`` in ``crs`` (None: SRID 0) as the last column ``name``."""
-    return gpd.GeoDataFrame(frame.reset_index(drop=True), geometry=list(geoms),
-                            crs=crs).rename_geometry(name)
 
 
 def as_integers(series: pd.Series) -> pd.Series:
@@ -199,14 +181,6 @@ def build_all(root: Path) -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
               "columbus_neighbourhoods": columbus, "bh_municipalities": bhicv,
               "lansing_trees": build_lansing(root / SOURCES["spatstat"])}
     return tables, {"eire": eire_fixed, "columbus": columbus_fixed, "bhicv": bhicv_fixed}
-
-
-def write_table(name: str, frame: pd.DataFrame, out: Path) -> Path:
-    """Sort ``frame`` by its key and write ``<out>/<name>.parquet`` (zstd)."""
-    frame = frame.sort_values(SORT_KEYS[name], kind="stable").reset_index(drop=True)
-    path = out / f"{name}.parquet"
-    frame.to_parquet(path, index=False, compression="zstd")
-    return path
 
 
 def main(argv: list[str] | None = None) -> int:
