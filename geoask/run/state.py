@@ -259,10 +259,7 @@ def decide_after_failure(state: ExecutionState, step_id: str, failure: StepFailu
 
 
 def _repeats(state: ExecutionState, step_id: str, failure: StepFailure) -> str | None:
-    """``plan``/``step``: ``failure`` ended a run of ``step_id`` of an earlier plan/the last one.
-
-    The same error again is deterministic: revising (or replanning) that way would repeat it.
-    """
+    """``plan``/``step``: the same (deterministic) error in an earlier plan / the last attempt."""
     step, tail = state.steps[step_id], f": {failure.kind}: {_short(failure.message)}"
     if any(line.endswith(tail) and f", {step_id} attempt " in line
            and not line.startswith(f"plan {state.plan_number},") for line in state.tried):
