@@ -47,6 +47,16 @@ CAUSES = (
 )
 
 
+def _run(argv: list[str], env: dict[str, str], hang_s: float) -> tuple[str, bool]:
+    """Run ``argv``; its stdout + stderr and whether it hung (killed after ``hang_s``)."""
+    try:
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=hang_s,
+                              check=False)
+    except subprocess.TimeoutExpired as timeout:
+        return _text(timeout.stdout) + _text(timeout.stderr), True
+    return done.stdout + done.stderr, False
+
+
 def run_bench(model: str, mode: str, variants: str, limit: int, out: Path, hang_s: float,
               base_env: dict[str, str]) -> dict[str, Any]:
     """One ``geoask bench`` run; its report, wall time, tracebacks and whether it hung."""
@@ -54,12 +64,7 @@ def run_bench(model: str, mode: str, variants: str, limit: int, out: Path, hang_
     argv = [*GEOASK, "bench", "--model", model, "--variant", variants, "--limit", str(limit),
             "--out", str(out), "--fresh"]
     began = time.perf_counter()
-    try:
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=hang_s,
-                              check=False)
-        output, hung = done.stdout + done.stderr, False
-    except subprocess.TimeoutExpired as timeout:
-        output, hung = _text(timeout.stdout) + _text(timeout.stderr), True
+    output, hung = _run(argv, env, hang_s)
     report_file = out / "report.json"
     report = json.loads(report_file.read_text()) if report_file.exists() else {}
     return {"report": report, "wall_s": time.perf_counter() - began, "hung": hung,
@@ -73,12 +78,7 @@ def run_conversation(model: str, mode: str, conversation: str, out: Path, hang_s
     env = {**base_env, "GEOASK_OUTPUT_MODE": mode}
     argv = [*GEOASK, "bench", "conversations", "run", "--model", model, "--only", conversation,
             "--out", str(out), "--no-standalone"]
-    try:
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=hang_s,
-                              check=False)
-        output, hung = done.stdout + done.stderr, False
-    except subprocess.TimeoutExpired as timeout:
-        output, hung = _text(timeout.stdout) + _text(timeout.stderr), True
+    output, hung = _run(argv, env, hang_s)
     data_file = out / "conversations.json"
     runs = json.loads(data_file.read_text())["runs"] if data_file.exists() and not hung else []
     return {"runs": runs, "hung": hung,
