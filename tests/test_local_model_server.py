@@ -1,15 +1,18 @@
-"""``geoask model serve|status|stop`` around a stand-in for llama.cpp's server.
+"""``geoask model serve|status|stop`` around a stand-in for llama.cpp's ``llama-server``.
 
-The stand-in is a module ``llama_cpp.server`` on PYTHONPATH that takes the real server's
-arguments and answers ``/v1/models`` and ``/props``: it checks the start, the wait, the
-printed settings, the context window read from the server, and that stop ends that process.
+The stand-in is an executable that takes exactly the real server's options (an unknown or
+missing one ends it, and the start fails) and answers ``/v1/models`` and ``/props`` as
+llama-server does: it checks the start, the wait, the printed settings, the context window
+read from the server, and that stop ends that process.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -27,16 +30,19 @@ STAND_IN = textwrap.dedent('''
     import argparse, json
     from http.server import BaseHTTPRequestHandler, HTTPServer
     parser = argparse.ArgumentParser()
-    for name in ("--model", "--host", "--port", "--n_ctx", "--chat_format", "--model_alias",
-                 "--n_threads"):
-        parser.add_argument(name)
+    for name in ("--model", "--host", "--port", "--ctx-size", "--parallel", "--alias",
+                 "--threads"):
+        parser.add_argument(name, required=True)
+    parser.add_argument("--jinja", action="store_true", required=True)
+    parser.add_argument("--no-webui", action="store_true", required=True)
     args = parser.parse_args()
+    assert args.host == "127.0.0.1" and args.parallel == "1"
     open(args.model).close()  # the GGUF must be there
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a): pass
         def do_GET(self):
-            body = ({"default_generation_settings": {"n_ctx": int(args.n_ctx)}}
-                    if self.path == "/props" else {"data": [{"id": args.model_alias}]})
+            body = ({"default_generation_settings": {"n_ctx": int(args.ctx_size)}}
+                    if self.path == "/props" else {"data": [{"id": args.alias}]})
             data = json.dumps(body).encode()
             self.send_response(200); self.send_header("content-length", str(len(data)))
             self.end_headers(); self.wfile.write(data)
@@ -51,43 +57,38 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def stand_in(tmp_path, monkeypatch):
-    package = tmp_path / "site" / "llama_cpp"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "server.py").write_text(STAND_IN)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+def stand_in(tmp_path):
+    server = tmp_path / "llama-server"
+    server.write_text(f"#!{sys.executable}\n{STAND_IN}")
+    server.chmod(0o755)
     models = tmp_path / "models"
     models.mkdir()
     (models / "tiny.gguf").write_bytes(b"GGUF")
-    return models
+    return models, server
 
 
 def test_serve_status_stop(stand_in):
-    import sys
-    from pathlib import Path
-
+    models, server = stand_in
     port = _free_port()
-    state = start_server(stand_in, Path(sys.executable), gguf="tiny.gguf", port=port,
+    state = start_server(models, server, gguf="tiny.gguf", port=port,
                          context_tokens=4096, alias="tiny", wait_s=60)
     try:
-        assert answers(state) and read_state(stand_in) == state
+        assert answers(state) and read_state(models) == state
         assert env_lines(state) == ["GEOASK_MODEL=openai-compatible:tiny",
                                     f"GEOASK_OPENAI_BASE_URL=http://127.0.0.1:{port}/v1",
                                     "GEOASK_MODEL_CONTEXT_TOKENS=4096"]
         assert served_context_tokens(state.base_url) == 4096
-        again = start_server(stand_in, Path(sys.executable), gguf="tiny.gguf", port=port)
+        again = start_server(models, server, gguf="tiny.gguf", port=port)
         assert again.pid == state.pid  # found running, not started twice
     finally:
-        assert stop_server(stand_in) == state
+        assert stop_server(models) == state
     with pytest.raises(ProcessLookupError):  # ended and reaped: no such process any more
         os.kill(state.pid, 0)
     assert not answers(state)
-    assert read_state(stand_in) is None and stop_server(stand_in) is None
+    assert read_state(models) is None and stop_server(models) is None
 
 
 def test_a_missing_build_or_model_says_to_run_make_local_model(tmp_path):
-    from pathlib import Path
-
-    with pytest.raises(ConfigurationError, match="run make local-model"):
-        start_server(tmp_path, Path("/nonexistent/python"))
+    with pytest.raises(ConfigurationError,
+                       match=r"llama-server is missing .* run make local-model"):
+        start_server(tmp_path, Path("/nonexistent/llama-server"))

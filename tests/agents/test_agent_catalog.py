@@ -28,7 +28,9 @@ from geoask.catalog.describe import (
     table_facts,
 )
 from geoask.catalog.model import TODO, Catalog, Column, Table
+from geoask.models.recorded import load_transcripts
 from geoask.models.scripted import ScriptedModel
+from geoask.records.run_artifacts import RunArtifacts
 from geoask.run.composition import model_provider
 from geoask.settings import Settings
 
@@ -196,17 +198,24 @@ def allow_local_requests(monkeypatch):
 
 
 @pytest.mark.usefixtures("allow_local_requests")
-def test_one_describe_call_over_the_openai_compatible_wire_counts_tokens():
+def test_one_describe_call_over_the_openai_compatible_wire_counts_tokens(tmp_path):
     arguments = make_description(_meaning("precipitation_mm", **MM)).model_dump(mode="json")
     with FakeChatServer([ToolCall("TableDescription", arguments)]) as server:
         settings = Settings(model_catalog="openai-compatible:fake-qwen",
                             openai_base_url=server.base_url, openai_api_key="sk-local",
                             model_timeout_s=10.0, model_request_timeout_s=30.0)
-        describer = _AgentDescriber(settings, model_provider(settings, roles=("catalog",)))
+        describer = _AgentDescriber(settings, model_provider(settings, roles=("catalog",)),
+                                    RunArtifacts(str(tmp_path), "catalog-describe-1"))
         report = describe_catalog(CATALOG, describer, {}, 8)
     assert report.catalog.table("stations").column("precipitation_mm").unit == "mm"
     assert (describer.prompt_tokens, describer.completion_tokens, describer.requests) == (
         321, 45, 1)
+    # the call's transcript, as a question's calls have them, with the API key redacted
+    [transcript] = load_transcripts(tmp_path / "catalog-describe-1")
+    assert (transcript.role, transcript.stage, transcript.status) == ("catalog", "describe", "ok")
+    assert transcript.requests[0].input_tokens == 321
+    assert "sk-local" not in (tmp_path / "catalog-describe-1" / "calls" / "1-catalog.json"
+                              ).read_text()
     request = server.requests[0]
     assert request["model"] == "fake-qwen"
     tools = {tool["function"]["name"] for tool in request["tools"]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +19,7 @@ from geoask.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from geoask.models.llm import ModelProvider
+    from geoask.records.run_artifacts import ArtifactStore
 
 app = typer.Typer(help="Show, search, draft and check the semantic catalog.",
                   no_args_is_help=True)
@@ -141,30 +143,49 @@ def draft(
 
 
 class _AgentDescriber:
-    """The catalog agent on the configured model, counting its tokens (``--describe``)."""
+    """The catalog agent on the configured model (``--describe``), one call per table.
 
-    def __init__(self, settings: Settings, models: ModelProvider) -> None:
-        self.settings, self.models = settings, models
-        self.prompt_tokens = self.completion_tokens = self.requests = 0
+    Each call goes through :func:`tasks.agent_calls.call_agent`, as every agent call of a
+    question does: its transcript goes to ``calls/<n>-catalog.json`` of a run folder of its own
+    under the artifact root (``store``; None keeps them in memory), so ``geoask runs show`` and
+    a ``recorded:`` model read it; tokens are summed from the recorded calls.
+    """
+
+    def __init__(self, settings: Settings, models: ModelProvider,
+                 store: ArtifactStore | None = None) -> None:
+        from geoask.records.execution_log import ExecutionRecorder
+
+        self.settings, self.models, self.store = settings, models, store
+        run_id = store.folder.rsplit("/", 1)[-1] if store is not None else "catalog-describe"
+        self.recorder = ExecutionRecorder(run_id, "catalog draft --describe", "catalog",
+                                          store=store, secrets=settings.secret_values())
 
     def __call__(self, table: Table, facts: str) -> DescriptionOutput:
         from agents.catalog import CatalogDeps, catalog_agent, prompt
         from geoask.errors import AgentOutputError
-        from geoask.models.llm import model_call_error, token_usage
+        from tasks.agent_calls import call_agent
 
         deps = CatalogDeps(table=table, facts=facts)
         try:
-            result = catalog_agent.run_sync(prompt(deps), deps=deps, model=self.models("catalog"))
-        except Exception as error:  # translated into a one-line GeoaskError
-            translated = model_call_error(error, "catalog")
-            if isinstance(translated, AgentOutputError):  # rules broken on every attempt
-                return DescriptionRefusal(reason=str(translated))
-            raise translated from error
-        usage = token_usage(result.all_messages())
-        self.prompt_tokens += usage.prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-        self.requests += usage.requests
-        return result.output
+            return call_agent(catalog_agent, deps, prompt(deps), models=self.models,
+                              recorder=self.recorder, stage="describe")
+        except AgentOutputError as error:  # rules broken on every attempt: table left as drafted
+            return DescriptionRefusal(reason=str(error))
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens of every call so far."""
+        return sum(call.prompt_tokens for call in self.recorder.log.model_calls)
+
+    @property
+    def completion_tokens(self) -> int:
+        """Completion tokens of every call so far."""
+        return sum(call.completion_tokens for call in self.recorder.log.model_calls)
+
+    @property
+    def requests(self) -> int:
+        """Model requests of every call so far."""
+        return sum(call.requests for call in self.recorder.log.model_calls)
 
     def describe(self, catalog: Catalog, url: str) -> tuple[Catalog, str]:
         """The described catalog and header lines; prints what was kept and the tokens used."""
@@ -183,6 +204,9 @@ class _AgentDescriber:
         header = (f"# Titles, themes and column meanings of {len(report.described)} tables were "
                   "written by the catalog agent\n# from names, comments and sampled values; "
                   "review them. Units only where a name or comment states them.\n")
+        if self.store is not None:
+            typer.echo(f"model calls: {self.store.folder} (geoask runs show "
+                       f"{self.recorder.log.run_id} --calls)")
         return report.catalog, header
 
 
@@ -191,6 +215,7 @@ def _describer(settings: Settings) -> _AgentDescriber:
     from geoask.errors import ConfigurationError
     from geoask.models.llm import model_name_for
     from geoask.models.reference import REFERENCE_MODELS
+    from geoask.records.run_artifacts import RunArtifacts
     from geoask.run.composition import model_provider
 
     try:
@@ -198,7 +223,9 @@ def _describer(settings: Settings) -> _AgentDescriber:
             raise ConfigurationError(
                 "--describe needs a language model, and the offline reference model only "
                 "replays benchmark programs: set GEOASK_MODEL_CATALOG (or GEOASK_MODEL) to one")
-        return _AgentDescriber(settings, model_provider(settings, roles=("catalog",)))
+        run_id = f"catalog-describe-{datetime.now(UTC):%Y%m%dT%H%M%S}"
+        return _AgentDescriber(settings, model_provider(settings, roles=("catalog",)),
+                               RunArtifacts(settings.artifact_root_url, run_id))
     except ConfigurationError as error:
         typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from None

@@ -27,8 +27,16 @@ from geoask.settings import get_settings
 
 app = typer.Typer(help="Serve a local language model (llama.cpp) for the agents.",
                   no_args_is_help=True)
-SERVER_PYTHON = Path(__file__).resolve().parents[3] / ".tools" / "llama" / "bin" / "python"
-"""The Python of the llama.cpp server's venv that ``make local-model`` builds."""
+TOOLS = Path(__file__).resolve().parents[3] / ".tools"
+"""Where ``make local-model`` builds ``llama.cpp-<version>/llama-server``."""
+
+
+def _built_server() -> Path:
+    """The ``llama-server`` of ``make local-model`` (the newest version built)."""
+    built = sorted(TOOLS.glob("llama.cpp-*/llama-server"),
+                   key=lambda path: [int(part) for part in path.parent.name.split("-")[1].split(".")
+                                     if part.isdigit()])
+    return built[-1] if built else TOOLS / "llama.cpp-<version>" / "llama-server"
 
 
 def _models_dir() -> Path:
@@ -43,11 +51,12 @@ def serve(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = DEFAULT_PORT,
     context: Annotated[int, typer.Option(help="Context window (tokens).")] = DEFAULT_CONTEXT,
     alias: Annotated[str, typer.Option(help="Model name the server answers to.")] = DEFAULT_ALIAS,
-    python: Annotated[Path, typer.Option(help="Python of the server's venv.")] = SERVER_PYTHON,
+    server: Annotated[Path | None, typer.Option(
+        help="The llama-server binary (default: the one make local-model built).")] = None,
 ) -> None:
     """Start the llama.cpp server (or find it running) and print the settings to use."""
-    state = start_server(_models_dir(), python, gguf=gguf, port=port, context_tokens=context,
-                         alias=alias)
+    state = start_server(_models_dir(), server or _built_server(), gguf=gguf, port=port,
+                         context_tokens=context, alias=alias)
     typer.echo(f"llama.cpp server (pid {state.pid}) answers at {state.base_url}; use:")
     for line in env_lines(state):
         typer.echo(f"export {line}")
