@@ -41,8 +41,9 @@ if [ ! -x "$SERVER" ]; then
   cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
     -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_APP=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_UI=OFF \
-    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF > "$work/cmake.log"
-  nice -n 10 cmake --build "$work/build" --target llama-server -j "$(nproc)" > "$work/build.log" \
+    -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF > "$work/cmake.log" 2>&1 \
+    || { tail -20 "$work/cmake.log" >&2; exit 1; }
+  nice -n 10 cmake --build "$work/build" --target llama-server -j "$(nproc)" > "$work/build.log" 2>&1 \
     || { tail -20 "$work/build.log" >&2; exit 1; }
   mkdir -p "$DEST"
   install -m 0755 "$work/build/bin/llama-server" "$SERVER.part"

@@ -17,6 +17,7 @@ from geoask.models.local_server import (
     DEFAULT_CONTEXT,
     DEFAULT_GGUF,
     DEFAULT_PORT,
+    DEFAULT_THREADS,
     answers,
     env_lines,
     read_state,
@@ -51,12 +52,14 @@ def serve(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = DEFAULT_PORT,
     context: Annotated[int, typer.Option(help="Context window (tokens).")] = DEFAULT_CONTEXT,
     alias: Annotated[str, typer.Option(help="Model name the server answers to.")] = DEFAULT_ALIAS,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads (default: half the cores).")
+                       ] = DEFAULT_THREADS,
     server: Annotated[Path | None, typer.Option(
         help="The llama-server binary (default: the one make local-model built).")] = None,
 ) -> None:
     """Start the llama.cpp server (or find it running) and print the settings to use."""
     state = start_server(_models_dir(), server or _built_server(), gguf=gguf, port=port,
-                         context_tokens=context, alias=alias)
+                         context_tokens=context, alias=alias, threads=threads)
     typer.echo(f"llama.cpp server (pid {state.pid}) answers at {state.base_url}; use:")
     for line in env_lines(state):
         typer.echo(f"export {line}")
