@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.bootstrap import seccomp_program
+from sandbox.seccomp import seccomp_program
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
 from sandbox.models import SandboxLimits
 
