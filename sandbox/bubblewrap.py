@@ -7,13 +7,13 @@ Protections and how each is enforced (host side here, in-process side in ``boots
 - **Processes**: ``--unshare-pid`` with ``--as-pid-1`` (the script is PID 1 of its own
   namespace: host PIDs do not exist for it, and when it exits the kernel kills everything
   else in the namespace; bwrap reaps it directly, so wait4's rusage gives its CPU time and
-  peak RSS); a seccomp filter refuses fork/vfork/clone-without-CLONE_THREAD/clone3/execve/
-  execveat with EPERM; RLIMIT_NPROC on a per-run unprivileged host uid caps processes+threads.
+  peak RSS); a seccomp filter (:mod:`sandbox.seccomp`) refuses fork/vfork/clone-without-
+  CLONE_THREAD/clone3/execve/execveat; RLIMIT_NPROC on a per-run uid caps processes+threads.
 - **Disk**: ``/scratch`` and ``/meta`` live on one tmpfs the host mounts per run with a size
   cap (``GEOASK_SANDBOX_SCRATCH_MIB``), ``/tmp`` is a capped tmpfs inside, ``/dev`` is read-only;
   together with RLIMIT_FSIZE no write can fill the host's disk or memory.
 - **Files**: a fresh root holding read-only ``/usr`` (system libraries and Debian's Python),
-  the read-only runtime venv at ``/runtime``, the script and bootstrap read-only at ``/job``,
+  the read-only runtime venv at ``/runtime``, script, bootstrap and seccomp program at ``/job``,
   copies of the inputs read-only at ``/input``, one writable ``/scratch``, a size-capped
   in-memory ``/tmp``, a private ``/proc`` and minimal ``/dev``. No ``/etc``, ``/home``,
   ``/root``, ``/var`` or repository: they do not exist inside.
