@@ -33,29 +33,13 @@ from typing import Protocol
 
 from geoask.errors import SandboxError
 from sandbox.host import Finished, kill_uid_processes, release_uid, unmount, wait
-from sandbox.models import SandboxLimits, SandboxOutcome
+from sandbox.models import SandboxLimits, SandboxOutcome, SessionHost
 from sandbox.protocol import send_message
 from sandbox.spawn import spawn_with_channel
 
 
-class AheadHost(Protocol):
-    """What a started run takes from its sandbox (``BubblewrapSandbox``)."""
-
-    runtime_dir: Path
-    work_dir: Path
-
-    def check_prerequisites(self) -> tuple[str, str]:
-        """``(bwrap, prlimit)`` paths; raises SandboxError when one is missing."""
-        ...
-
-    def allocate_uid(self) -> int:
-        """A free sandbox uid."""
-        ...
-
-    def prepare_run_dir(self, run_dir: Path, script: str, inputs: Sequence[Path], uid: int,
-                        limits: SandboxLimits) -> None:
-        """Create ``run_dir`` (job, input, capped scratch) for ``uid``."""
-        ...
+class AheadHost(SessionHost, Protocol):
+    """What a started run takes from its sandbox (``BubblewrapSandbox``): a session's, and more."""
 
     def stage_job(self, run_dir: Path, script: str, inputs: Sequence[Path], uid: int) -> None:
         """Write the script and copy the inputs into ``run_dir``."""
