@@ -50,7 +50,7 @@ from geoask.cases.runner import ProgramFailedError, ProgramRunner
 from geoask.db.urls import reader_url_for_database
 from geoask.run.composition import program_runner, settings_for_target
 from geoask.settings import get_settings
-from sandbox.models import SandboxLimits, SandboxOutcome
+from sandbox.models import SandboxLimits, SandboxOutcome, StartedSandbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_ssa import FlowScore, run_flow  # beside this script
@@ -77,7 +77,14 @@ class PeakSandbox:
         self, script: str, inputs: Sequence[Path] = (), limits: SandboxLimits | None = None
     ) -> SandboxOutcome:
         """Run in the wrapped sandbox and record the outcome's peak memory."""
-        outcome: SandboxOutcome = self.inner.run(script, inputs, limits)
+        return self.record(self.inner.run(script, inputs, limits))
+
+    def start(self, limits: SandboxLimits | None = None) -> PeakStarted:
+        """Start the wrapped sandbox ahead; its run is recorded as :meth:`run`'s."""
+        return PeakStarted(self, self.inner.start(limits))
+
+    def record(self, outcome: SandboxOutcome) -> SandboxOutcome:
+        """Keep the outcome's peak memory and CPU time."""
         self.peak_mib = max(self.peak_mib, outcome.peak_memory_mib)
         self.cpu_s += outcome.cpu_time_s or 0.0
         return outcome
@@ -85,6 +92,30 @@ class PeakSandbox:
     def __getattr__(self, name: str) -> Any:
         """Everything else is the wrapped sandbox's."""
         return getattr(self.inner, name)
+
+
+@dataclass
+class PeakStarted:
+    """A sandbox started ahead whose run :class:`PeakSandbox` records."""
+
+    owner: PeakSandbox
+    inner: StartedSandbox
+
+    def run(self, script: str, inputs: Sequence[Path] = ()) -> SandboxOutcome:
+        """Run in the started sandbox and record the outcome."""
+        return self.owner.record(self.inner.run(script, inputs))
+
+    def close(self) -> None:
+        """Close the started sandbox."""
+        self.inner.close()
+
+    def __enter__(self) -> PeakStarted:
+        """Itself."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close it."""
+        self.close()
 
 
 @dataclass

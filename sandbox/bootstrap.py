@@ -6,35 +6,45 @@ only for :func:`error_report` (the fake session classifies errors like the real 
 
 Order matters: (0) write ``/meta/started`` so the host can tell a failed bwrap setup from a
 failed script; (1) copy matplotlib's prebuilt font cache into the private MPLCONFIGDIR;
-(2) set ``no_new_privs`` and install a seccomp filter that refuses every way of starting a
-process (fork, vfork, clone without CLONE_THREAD, clone3, execve, execveat) and a few kernel
-interfaces an analysis never needs (ptrace, namespaces, mounts, bpf, io_uring, ...) with EPERM;
+(2) set ``no_new_privs`` and install the seccomp filter the host wrote to ``/job/seccomp.bpf``
+(:mod:`sandbox.seccomp`), which refuses every way of starting a process (fork, vfork, clone
+without CLONE_THREAD, clone3, execve, execveat) and a few kernel interfaces an analysis never
+needs (ptrace, namespaces, mounts, bpf, io_uring, ...) with EPERM;
 (3) compile ``/job/script.py`` and run it as ``__main__``; (4) on an uncaught exception, print a
 traceback of the script's own frames to stderr and write a structured report to
-``/meta/error.json`` for the host to classify. The filter is installed while only the main
-thread exists, so every later thread inherits it.
+``/meta/error.json`` for the host to classify; (5) end without the interpreter's finalization
+(:func:`_leave`). The filter is installed while only the main thread exists, so every later
+thread inherits it.
 
 With ``--session`` (a persistent session, :mod:`sandbox.session`), step (3) is
-:func:`run_session` instead: a cell loop over the socket the host passed as stdin.
+:func:`run_session` instead: a cell loop over the socket the host passed as stdin. With
+``--ahead MODULE...`` (a sandbox started before its script exists, :mod:`sandbox.ahead`), the
+modules are imported and the host's go awaited on that socket before step (3).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import errno
 import faulthandler
+import gc
+import importlib
+import io
 import json
 import os
-import platform
 import resource
 import shutil
 import signal
 import struct
 import sys
+import threading
 import traceback
+from typing import NoReturn
 
 SCRIPT_PATH = "/job/script.py"
+SECCOMP_PATH = "/job/seccomp.bpf"
 CELL_PATH = "/job/cell.py"
 #: Largest request frame the cell loop accepts (bytes of JSON).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
@@ -44,101 +54,33 @@ REPORT_RESERVE_PATH = "/meta/reserve"
 USAGE_REPORT_PATH = "/meta/usage.json"
 REPORT_RESERVE_BYTES = 256 * 1024
 MPL_CACHE_SOURCE = "/runtime/mplconfig"
+#: The file objects :func:`_leave` flushes (concrete classes: an ABC check is slow).
+_FILE_TYPES = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom, io.BufferedRWPair,
+               io.FileIO)
 
-_CLONE_THREAD = 0x00010000
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
-_RET_ALLOW = 0x7FFF0000
-_RET_KILL_PROCESS = 0x80000000
-_RET_ERRNO = 0x00050000
-_LD_W_ABS = 0x20
-_JEQ_K = 0x15
-_JGE_K = 0x35
-_JSET_K = 0x45
-_RET_K = 0x06
-_X32_SYSCALL_BIT = 0x40000000
-
-# (audit arch, {name: number}) per machine; "clone" is checked for CLONE_THREAD.
-_SYSCALLS = {
-    "x86_64": (0xC000003E, {
-        "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435,
-        "ptrace": 101, "unshare": 272, "setns": 308, "mount": 165, "umount2": 166,
-        "pivot_root": 155, "chroot": 161, "bpf": 321, "perf_event_open": 298, "keyctl": 250,
-        "add_key": 248, "request_key": 249, "userfaultfd": 323, "process_vm_readv": 310,
-        "process_vm_writev": 311, "open_by_handle_at": 304, "io_uring_setup": 425,
-        "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
-        "fsopen": 430, "fsmount": 432,
-    }),
-    "aarch64": (0xC00000B7, {
-        "clone": 220, "execve": 221, "execveat": 281, "clone3": 435, "ptrace": 117,
-        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
-        "chroot": 51, "bpf": 280, "perf_event_open": 241, "keyctl": 219, "add_key": 217,
-        "request_key": 218, "userfaultfd": 282, "process_vm_readv": 270,
-        "process_vm_writev": 271, "open_by_handle_at": 265, "io_uring_setup": 425,
-        "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
-        "fsopen": 430, "fsmount": 432,
-    }),
-}
-
-
-def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
-    return struct.pack("=HBBI", code, jt, jf, k)
-
-
-def seccomp_program(machine: str) -> bytes:
-    """Return the BPF program (packed ``sock_filter`` array) for ``machine`` (``uname -m``).
-
-    Raises:
-        RuntimeError: the machine has no syscall table here (the sandbox refuses to run).
-
-    """
-    if machine not in _SYSCALLS:
-        raise RuntimeError(f"no seccomp syscall table for machine {machine!r}")
-    arch, numbers = _SYSCALLS[machine]
-    eperm = _RET_ERRNO | errno.EPERM
-    program = [
-        _insn(_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
-        _insn(_JEQ_K, 1, 0, arch),
-        _insn(_RET_K, 0, 0, _RET_KILL_PROCESS),
-        _insn(_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
-    ]
-    if machine == "x86_64":
-        program += [_insn(_JGE_K, 0, 1, _X32_SYSCALL_BIT), _insn(_RET_K, 0, 0, eperm)]
-    for name, number in numbers.items():
-        if name == "clone":
-            # clone(flags, ...): threads (CLONE_THREAD) pass, new processes do not.
-            program += [
-                _insn(_JEQ_K, 0, 4, number),
-                _insn(_LD_W_ABS, 0, 0, 16),  # low 32 bits of args[0] (little-endian)
-                _insn(_JSET_K, 0, 1, _CLONE_THREAD),
-                _insn(_RET_K, 0, 0, _RET_ALLOW),
-                _insn(_RET_K, 0, 0, eperm),
-            ]
-        elif name == "clone3":
-            # ENOSYS makes glibc fall back to clone(), where the flags can be inspected.
-            program += [
-                _insn(_JEQ_K, 0, 1, number),
-                _insn(_RET_K, 0, 0, _RET_ERRNO | errno.ENOSYS),
-            ]
-        else:
-            program += [_insn(_JEQ_K, 0, 1, number), _insn(_RET_K, 0, 0, eperm)]
-    program.append(_insn(_RET_K, 0, 0, _RET_ALLOW))
-    return b"".join(program)
 
 
 class _SockFprog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
 
 
-def install_seccomp_filter() -> None:
-    """Set no_new_privs and load :func:`seccomp_program` for this process (irrevocable).
+def install_seccomp_filter(path: str = SECCOMP_PATH) -> None:
+    """Set no_new_privs and load the BPF program at ``path`` for this process (irrevocable).
+
+    The host wrote it (:func:`sandbox.seccomp.seccomp_program` for its machine); without it
+    nothing runs.
 
     Raises:
-        OSError: the kernel refused the filter.
+        OSError: the program is missing or malformed, or the kernel refused it.
 
     """
-    program = seccomp_program(platform.machine())
+    with open(path, "rb") as handle:
+        program = handle.read()
+    if not program or len(program) % 8:
+        raise OSError(errno.EINVAL, f"no seccomp program at {path}")
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p).value)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -204,8 +146,12 @@ def _print_user_traceback(error: BaseException, path: str = SCRIPT_PATH) -> None
 
 
 def main() -> int:
-    """Prepare the process, run the script, return the exit status (1 on an uncaught error)."""
-    session = sys.argv[1:] == ["--session"]
+    """Prepare the process, run the script (or the session's cells); the exit status.
+
+    A script's run ends in :func:`_leave` (the interpreter's finalization skipped).
+    """
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    preload = sys.argv[2:]
     sys.dont_write_bytecode = True
     with open(STARTED_MARKER_PATH, "w", encoding="utf-8") as marker:
         marker.write("started\n")  # tells the host that bwrap's setup succeeded
@@ -219,15 +165,42 @@ def main() -> int:
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     sys.argv = ["script.py"]
     sys.path.insert(0, "/scratch")
-    if session:
+    if mode == "--session":
         return run_session()
+    if mode == "--ahead" and not await_script(preload):
+        return 0
+    namespace = {"__name__": "__main__", "__file__": SCRIPT_PATH, "__builtins__": __builtins__}
+    _leave(run_script(namespace), namespace)
+
+
+def await_script(preload: list[str]) -> bool:
+    """A sandbox started ahead: import ``preload``, then wait for the host's go.
+
+    The channel is the socket the host passed as stdin (fd 0 becomes ``/dev/null``), framed as
+    a session's. True when the host sent ``{"run": true}`` (its script and inputs are in
+    place), False when it closed the channel instead (nothing to run).
+    """
+    channel = _open_channel()
+    for name in preload:  # a library that fails here fails again, reported, in the script
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    request = _receive(channel)
+    os.close(channel)
+    return request is not None and request.get("run") is True
+
+
+def run_script(namespace: dict[str, object]) -> int:
+    """Run ``/job/script.py`` in ``namespace``; its exit status (1 on an uncaught error)."""
     try:
         with open(SCRIPT_PATH, encoding="utf-8") as handle:
             code = compile(handle.read(), SCRIPT_PATH, "exec")
-        namespace = {"__name__": "__main__", "__file__": SCRIPT_PATH, "__builtins__": __builtins__}
         exec(code, namespace)  # noqa: S102 - this is the sandboxed process; isolation is outside
-    except SystemExit:
-        raise
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            return int(stop.code or 0)
+        with contextlib.suppress(OSError, ValueError):
+            print(stop.code, file=sys.stderr)
+        return 1
     except BaseException as error:  # every failure is reported to the host
         _print_user_traceback(error)
         with contextlib.suppress(OSError):
@@ -238,10 +211,30 @@ def main() -> int:
         except OSError:
             pass
         return 1
-    finally:
-        sys.stdout.flush()
-        _report_usage()
     return 0
+
+
+def _leave(status: int, namespace: dict[str, object]) -> NoReturn:
+    """End the script's process with ``status``, skipping the interpreter's finalization.
+
+    Finalizing pandas, pyarrow and GDAL takes a third of a second; what a script's end must
+    still do is done first: non-daemon threads joined, ``atexit`` functions run, the script's
+    globals released (``__del__`` runs, e.g. an unclosed writer's; objects only a reference
+    cycle holds are not collected) and every open file object flushed, then the peak memory
+    is reported.
+    """
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()
+    namespace.clear()
+    for item in gc.get_objects():  # sys.stdout and sys.stderr among them
+        with contextlib.suppress(Exception):
+            if isinstance(item, _FILE_TYPES) and not item.closed:
+                item.flush()
+    _report_usage()
+    os._exit(status)
 
 
 def _report_usage() -> None:
@@ -267,10 +260,7 @@ def run_session() -> int:
     are emptied, so they hold that cell's output only, and RLIMIT_CPU's soft limit is set to
     ``cpu_s`` past the CPU used so far (SIGXCPU ends the process; the host watches too).
     """
-    channel = os.dup(0)
-    null = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    channel = _open_channel()
     namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": __builtins__}
     _send(channel, {"ready": True, **_usage()})
     while True:
@@ -302,6 +292,15 @@ def _run_cell(source: str, namespace: dict[str, object]) -> dict[str, object] | 
             _print_user_traceback(error, CELL_PATH)
         return error_report(error, CELL_PATH)
     return None
+
+
+def _open_channel() -> int:
+    """The socket the host passed as stdin, moved off fd 0 (which becomes ``/dev/null``)."""
+    channel = os.dup(0)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return channel
 
 
 def _empty_output() -> None:

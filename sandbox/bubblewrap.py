@@ -7,13 +7,13 @@ Protections and how each is enforced (host side here, in-process side in ``boots
 - **Processes**: ``--unshare-pid`` with ``--as-pid-1`` (the script is PID 1 of its own
   namespace: host PIDs do not exist for it, and when it exits the kernel kills everything
   else in the namespace; bwrap reaps it directly, so wait4's rusage gives its CPU time and
-  peak RSS); a seccomp filter refuses fork/vfork/clone-without-CLONE_THREAD/clone3/execve/
-  execveat with EPERM; RLIMIT_NPROC on a per-run unprivileged host uid caps processes+threads.
+  peak RSS); a seccomp filter (:mod:`sandbox.seccomp`) refuses fork/vfork/clone-without-
+  CLONE_THREAD/clone3/execve/execveat; RLIMIT_NPROC on a per-run uid caps processes+threads.
 - **Disk**: ``/scratch`` and ``/meta`` live on one tmpfs the host mounts per run with a size
   cap (``GEOASK_SANDBOX_SCRATCH_MIB``), ``/tmp`` is a capped tmpfs inside, ``/dev`` is read-only;
   together with RLIMIT_FSIZE no write can fill the host's disk or memory.
 - **Files**: a fresh root holding read-only ``/usr`` (system libraries and Debian's Python),
-  the read-only runtime venv at ``/runtime``, the script and bootstrap read-only at ``/job``,
+  the read-only runtime venv at ``/runtime``, script, bootstrap and seccomp program at ``/job``,
   copies of the inputs read-only at ``/input``, one writable ``/scratch``, a size-capped
   in-memory ``/tmp``, a private ``/proc`` and minimal ``/dev``. No ``/etc``, ``/home``,
   ``/root``, ``/var`` or repository: they do not exist inside.
@@ -43,7 +43,8 @@ from typing import Any
 
 from geoask.errors import SandboxError
 from geoask.settings import Settings
-from sandbox import diagnosis
+from sandbox import diagnosis, seccomp
+from sandbox.ahead import StartedRun
 from sandbox.artifacts import collect_artifacts
 from sandbox.host import (
     Finished,
@@ -69,7 +70,7 @@ from sandbox.models import (
     ScriptError,
 )
 from sandbox.protocol import ProtocolViolation, first_unencodable_name, parse_protocol
-from sandbox.runtime import pinned_requirements, read_stamp, requirements_hash
+from sandbox.runtime import PRELOADED_IMPORTS, pinned_requirements, read_stamp, requirements_hash
 from sandbox.session import BubblewrapSession
 
 BOOTSTRAP_SOURCE = Path(__file__).with_name("bootstrap.py")
@@ -77,15 +78,6 @@ PROTOCOL_TAIL_BYTES = 8 * 1024 * 1024
 STDERR_READ_BYTES = 1024 * 1024
 
 FAILED_RUN_FILES_NOTE = "files written to /scratch are kept only from a successful run"
-
-
-
-
-
-
-
-
-
 
 
 class BubblewrapSandbox:
@@ -173,12 +165,21 @@ class BubblewrapSandbox:
         try:
             self.prepare_run_dir(run_dir, script, inputs, uid, limits)
             finished = self._execute(bwrap, prlimit, run_dir, uid, limits)
-            return self._outcome(run_dir, run_id, finished, limits)
+            return self.read_outcome(run_dir, run_id, finished, limits)
         finally:
             kill_uid_processes(uid)
             unmount(run_dir / "rw")
             shutil.rmtree(run_dir, ignore_errors=True)
             release_uid(uid)
+
+    def start(self, limits: SandboxLimits | None = None) -> StartedRun:
+        """Start the sandbox of one script before the script exists; see :mod:`sandbox.ahead`.
+
+        Raises:
+            SandboxError: as :meth:`run`, before anything was started.
+
+        """
+        return StartedRun(self, limits or self.default_limits, PRELOADED_IMPORTS)
 
     def open_session(self, limits: SandboxLimits | None = None) -> BubblewrapSession:
         """Start a persistent session; see :meth:`sandbox.models.Sandbox.open_session`.
@@ -249,13 +250,6 @@ class BubblewrapSandbox:
             SandboxError: an input is missing, two share a name, or the tmpfs mount failed.
 
         """
-        names = [Path(path).name for path in inputs]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise SandboxError(f"two inputs share the file name {duplicates[0]!r}; rename one")
-        for path in inputs:
-            if not Path(path).is_file():
-                raise SandboxError(f"input file {path} does not exist or is not a file")
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.work_dir.chmod(0o755)
         run_dir.mkdir(mode=0o755)
@@ -271,6 +265,24 @@ class BubblewrapSandbox:
             (writable / name).mkdir(mode=0o700)
             os.chown(writable / name, uid, uid)
         shutil.copyfile(BOOTSTRAP_SOURCE, run_dir / "job" / "bootstrap.py")
+        (run_dir / "job" / seccomp.FILE_NAME).write_bytes(seccomp.machine_program())
+        self.stage_job(run_dir, script, inputs, uid)
+
+    @staticmethod
+    def stage_job(run_dir: Path, script: str, inputs: Sequence[Path], uid: int) -> None:
+        """Write the script and copy the inputs into ``run_dir`` (readable by ``uid`` only).
+
+        Raises:
+            SandboxError: an input is missing or two share a file name.
+
+        """
+        names = [Path(path).name for path in inputs]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise SandboxError(f"two inputs share the file name {duplicates[0]!r}; rename one")
+        for path in inputs:
+            if not Path(path).is_file():
+                raise SandboxError(f"input file {path} does not exist or is not a file")
         (run_dir / "job" / "script.py").write_text(script, encoding="utf-8")
         for path in inputs:
             target = run_dir / "input" / Path(path).name
@@ -308,9 +320,15 @@ class BubblewrapSandbox:
                 os.close(args_fd)
             return wait(process, uid, limits, started)
 
-    def _outcome(
+    def read_outcome(
         self, run_dir: Path, run_id: str, finished: Finished, limits: SandboxLimits
     ) -> SandboxOutcome:
+        """The outcome of the run in ``run_dir`` that ended as ``finished``.
+
+        Raises:
+            SandboxError: bubblewrap or the runtime failed before the script ran.
+
+        """
         if not (run_dir / "rw" / "meta" / "started").exists() and not finished.timed_out:
             detail = read_tail(run_dir / "stderr", 2000).strip()
             raise SandboxError(

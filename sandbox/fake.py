@@ -87,11 +87,48 @@ class FakeSandbox:
         self.calls.append(FakeCall(script, tuple(Path(path) for path in inputs), limits))
         return self.respond(script)
 
+    def start(self, limits: SandboxLimits | None = None) -> FakeStarted:
+        """A :class:`FakeStarted` whose one script runs as :meth:`run` runs it."""
+        return FakeStarted(self, limits)
+
     def open_session(self, limits: SandboxLimits | None = None) -> FakeSession:
         """Start a :class:`FakeSession` (recorded in :attr:`sessions`)."""
         session = FakeSession(self, len(self.sessions), limits)
         self.sessions.append(session)
         return session
+
+
+@dataclass
+class FakeStarted:
+    """A :class:`sandbox.models.StartedSandbox` of the fake: one :meth:`run`, then closed."""
+
+    sandbox: FakeSandbox
+    limits: SandboxLimits | None
+    closed: bool = False
+
+    def run(self, script: str, inputs: Sequence[Path] = ()) -> SandboxOutcome:
+        """The fake sandbox's :meth:`FakeSandbox.run` (recorded there), once.
+
+        Raises:
+            SandboxError: it ran or was closed already.
+
+        """
+        if self.closed:
+            raise SandboxError("a sandbox started ahead runs one script; start another")
+        self.closed = True
+        return self.sandbox.run(script, inputs, self.limits)
+
+    def close(self) -> None:
+        """Close it (idempotent)."""
+        self.closed = True
+
+    def __enter__(self) -> FakeStarted:
+        """Itself."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close it."""
+        self.close()
 
 
 class FakeSession:

@@ -175,6 +175,35 @@ class SandboxOutcome(BaseModel):
         return [self.error.missing_field] if self.error and self.error.missing_field else []
 
 
+@runtime_checkable
+class StartedSandbox(Protocol):
+    """A fresh sandbox started for one script still to come (:meth:`Sandbox.start`).
+
+    Its :meth:`run` is :meth:`Sandbox.run` with the limits given at the start; it runs once.
+    """
+
+    def run(self, script: str, inputs: Sequence[Path] = ()) -> SandboxOutcome:
+        """Run ``script`` with ``inputs`` (read as they are now) mounted at ``/input``.
+
+        Raises:
+            SandboxError: as :meth:`Sandbox.run`, or the started sandbox was used or closed.
+
+        """
+        ...
+
+    def close(self) -> None:
+        """End it; nothing of it is left running (idempotent)."""
+        ...
+
+    def __enter__(self) -> StartedSandbox:
+        """Return itself (``with sandbox.start() as started:``)."""
+        ...
+
+    def __exit__(self, *exc: object) -> None:
+        """Close it."""
+        ...
+
+
 class Sandbox(Protocol):
     """Runs one generated Python script in isolation."""
 
@@ -193,6 +222,21 @@ class Sandbox(Protocol):
 
         Raises:
             SandboxError: the sandbox itself could not run (no bwrap, no runtime, bad input).
+
+        """
+        ...
+
+    def start(self, limits: SandboxLimits | None = None) -> StartedSandbox:
+        """Start the sandbox of one script before the script exists (:mod:`sandbox.ahead`).
+
+        Its start (interpreter, seccomp, the common analysis imports) overlaps whatever the
+        caller does until it hands the script to :meth:`StartedSandbox.run`.
+
+        Args:
+            limits: as for :meth:`run` (the wall clock counts from the hand-over).
+
+        Raises:
+            SandboxError: the sandbox could not start (as for :meth:`run`).
 
         """
         ...

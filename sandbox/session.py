@@ -52,7 +52,6 @@ from sandbox.host import (
     escaped_text,
     files_mib,
     kill_uid_processes,
-    private_file,
     read_head_tail,
     read_tail,
     release_uid,
@@ -60,9 +59,9 @@ from sandbox.host import (
     unmount,
     wait_exit,
 )
-from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
 from sandbox.models import SandboxLimits, SandboxOutcome, ScriptError, SessionHost
 from sandbox.protocol import decode_message, first_unencodable_name, reply_number, send_message
+from sandbox.spawn import spawn_with_channel
 
 #: Longest wait for the session's process to say it is ready (s).
 STARTUP_TIMEOUT_S = 30.0
@@ -213,30 +212,9 @@ class BubblewrapSession:
     # -- the process ---------------------------------------------------------------------------
 
     def _spawn(self, bwrap: str, prlimit: str) -> None:
-        options = bwrap_options(runtime_dir=self.sandbox.runtime_dir, run_dir=self.run_dir,
-                                limits=self.limits, environment=sandbox_environment())
-        args_fd = os.memfd_create("bwrap-args")
-        os.write(args_fd, b"".join(option.encode() + b"\0" for option in options))
-        os.lseek(args_fd, 0, os.SEEK_SET)
-        command = [
-            prlimit, *prlimit_options(self.limits), "--", bwrap, "--args", str(args_fd),
-            "/runtime/bin/python", "-I", "/job/bootstrap.py", "--session",
-        ]
-        host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._channel = host_end
-        try:
-            with private_file(self.run_dir / "stdout") as stdout, \
-                    private_file(self.run_dir / "stderr") as stderr:
-                self._process = subprocess.Popen(
-                    command, stdin=child_end.fileno(), stdout=stdout, stderr=stderr,
-                    pass_fds=(args_fd,), env={"PATH": "/usr/bin:/bin"}, cwd="/",
-                    user=self.uid, group=self.uid, extra_groups=[], start_new_session=True,
-                )
-        except OSError as error:
-            raise SandboxError(f"could not start bubblewrap: {error}") from error
-        finally:
-            os.close(args_fd)
-            child_end.close()
+        self._process, self._channel = spawn_with_channel(
+            self.sandbox.runtime_dir, self.run_dir, self.uid, self.limits, (bwrap, prlimit),
+            ["--session"])
 
     def _channel_socket(self) -> socket.socket:
         if self._channel is None:

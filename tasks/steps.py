@@ -10,6 +10,7 @@ model or database failures (``geoask.models.retry.TRANSIENT_RETRIES``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import time
@@ -112,7 +113,7 @@ def run_python_step(
     The compute agent's schema outline holds the tables its input steps read (all of
     ``schema_tables`` when those steps name none).
     """
-    with services.recorder.stage(step_id):
+    with services.recorder.stage(step_id), contextlib.ExitStack() as ahead:
         plan, step_state = _plan_and_step(state, step_id)
         step = _plan_step(plan, step_id)
         upstream = [state.steps[i] for i in (step.inputs or list(state.steps)[
@@ -128,6 +129,8 @@ def run_python_step(
         refs = [e.ref for e in reused]
         if reused:
             services.recorder.tool(step_id, "reuse", "ok", ", ".join(refs))
+        # this attempt's own sandbox starts now, while the compute agent writes the script
+        started = ahead.enter_context(services.sandbox.start())
         deps = ComputeDeps(
             question=state.question, step=step, constraints=plan.constraints,
             inputs=[InputArtifact(name=a.name,
@@ -156,7 +159,7 @@ def run_python_step(
         attempt = step_state.attempts
         script_url = services.store.write_text(f"{step_id}/script-{attempt}.py", output.script)
         run = run_compute(output.script, [services.store.local_path(a.url) for a in artifacts],
-                          services.sandbox,
+                          started,
                           on_event=functools.partial(services.recorder.tool, step_id))
         _save_outcome(services, step_id, run.outcome,
                       Markdown("# {} script (attempt {})\n\n{}\n\n{}").format(

@@ -21,6 +21,7 @@ from geoask.base.formats import (
     GEOPARQUET,
     GEOTIFF,
     JSON,
+    PARQUET,
     Content,
     UnknownFormatError,
     export_format,
@@ -37,7 +38,12 @@ TABLE = [
     ("json", ".json", "application/json", Content.TABLE, True),
     ("geotiff", ".tif", "image/tiff", Content.RASTER, False),
     ("geoparquet", ".parquet", "application/vnd.apache.parquet", Content.FEATURES, True),
+    ("parquet", ".parquet", "application/vnd.apache.parquet", Content.TABLE, True),
 ]
+
+
+def _first_declaring(attribute: str, value: str) -> formats.ExportFormat:
+    return next(f for f in EXPORT_FORMATS if getattr(f, attribute) == value)
 
 
 def test_the_table_lists_every_format():
@@ -56,23 +62,29 @@ def test_a_format_is_declared_once(name, suffix, media_type, content, records):
 def test_name_media_type_and_suffix_round_trip(name, suffix, media_type, content, records):
     found = export_format(name)
     assert format_of(name) is found
-    assert format_of(media_type) is found
+    # a media type two formats share (GeoParquet, a table's Parquet) names the first declared
+    assert format_of(media_type) is _first_declaring("media_type", media_type)
     assert stored_format(name) is found
-    assert holds(media_type, content) and holds(name, content)
+    assert holds(name, content)
+    assert holds(media_type, _first_declaring("media_type", media_type).content)
     # a script's file of this suffix is stored with the format's media type (sandbox.artifacts)
     assert mimetypes.guess_type(f"x{suffix}")[0] == media_type
 
 
-def test_names_suffixes_and_media_types_are_unique():
-    for attribute in ("name", "suffix", "media_type"):
-        values = [getattr(f, attribute) for f in EXPORT_FORMATS]
+def test_names_are_unique_and_only_the_two_parquets_share_suffix_and_media_type():
+    names = [f.name for f in EXPORT_FORMATS]
+    assert len(set(names)) == len(names)
+    for attribute in ("suffix", "media_type"):
+        values = [getattr(f, attribute) for f in EXPORT_FORMATS if f is not PARQUET]
         assert len(set(values)) == len(values), attribute
+    assert (PARQUET.suffix, PARQUET.media_type) == (GEOPARQUET.suffix, GEOPARQUET.media_type)
+    assert EXPORT_FORMATS.index(GEOPARQUET) < EXPORT_FORMATS.index(PARQUET)
 
 
 def test_an_unknown_format_is_a_clear_error():
-    with pytest.raises(UnknownFormatError, match=r"unknown export format 'parquet' \(known: "
-                                                 r"geojson, json, geotiff, geoparquet\)"):
-        export_format("parquet")
+    with pytest.raises(UnknownFormatError, match=r"unknown export format 'csv' \(known: "
+                                                 r"geojson, json, geotiff, geoparquet, parquet\)"):
+        export_format("csv")
     assert isinstance(UnknownFormatError("x"), ValueError)
 
 
@@ -95,7 +107,8 @@ def test_records_readers():
 
 def test_a_file_name_says_its_format_by_suffix():
     for fmt in EXPORT_FORMATS:
-        assert format_of_file(f"memory://run/sql-1/{fmt.file_name('cells')}") is fmt
+        assert format_of_file(f"memory://run/sql-1/{fmt.file_name('cells')}") is (
+            _first_declaring("suffix", fmt.suffix))
     assert format_of_file("/run/notes.csv") is None
     assert format_of_file("/run.d/README") is None
 

@@ -8,7 +8,8 @@ Everything else - the export, the evidence, the maps, the compute agent's instru
 sandbox's media types, the CLI's clean-up - reads the formats from here.
 
 Large vector results are exported as GeoParquet (:data:`GEOPARQUET`: WKB geometry, the CRS in
-the file's ``geo`` metadata) instead of GeoJSON; which one a result gets is the export's choice
+the file's ``geo`` metadata) instead of GeoJSON, large tables without geometry as Parquet
+(:data:`PARQUET`) instead of JSON; which one a result gets is the export's choice
 (:func:`geoask.sql.export.export_result`, ``GEOASK_SQL_COLUMNAR_ROWS``).
 
 Adding a format touches exactly:
@@ -134,13 +135,21 @@ GEOTIFF = ExportFormat("geotiff", ".tif", "image/tiff", Content.RASTER,
 GEOPARQUET = ExportFormat("geoparquet", ".parquet", "application/vnd.apache.parquet",
                           Content.FEATURES, "GeoParquet .parquet: geopandas.read_parquet",
                           parquet_records)
+PARQUET = ExportFormat("parquet", ".parquet", "application/vnd.apache.parquet", Content.TABLE,
+                       "a table's .parquet (no geometry): pandas.read_parquet", parquet_records)
 
-EXPORT_FORMATS: tuple[ExportFormat, ...] = (GEOJSON, JSON, GEOTIFF, GEOPARQUET)
-"""Every export format, in the order the compute agent's instructions list them."""
+EXPORT_FORMATS: tuple[ExportFormat, ...] = (GEOJSON, JSON, GEOTIFF, GEOPARQUET, PARQUET)
+"""Every export format, in the order the compute agent's instructions list them.
+
+GeoParquet and a table's Parquet share the suffix and media type (a GeoParquet file is a
+Parquet file with ``geo`` metadata): a suffix or media type resolves to the first format
+declaring it (:data:`GEOPARQUET`), and a reader of features skips a Parquet file without
+``geo`` metadata. The stored format name tells them apart.
+"""
 
 _BY_NAME = {f.name: f for f in EXPORT_FORMATS}
-_BY_MEDIA_TYPE = {f.media_type: f for f in EXPORT_FORMATS}
-_BY_SUFFIX = {f.suffix: f for f in EXPORT_FORMATS}
+_BY_MEDIA_TYPE = {f.media_type: f for f in reversed(EXPORT_FORMATS)}
+_BY_SUFFIX = {f.suffix: f for f in reversed(EXPORT_FORMATS)}
 
 
 def export_format(name: str) -> ExportFormat:

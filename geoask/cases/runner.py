@@ -5,12 +5,16 @@ program's spatial policy, read-only execution, export to ``<work_dir>/<name>.geo
 (``.parquet`` for a large vector result) -
 as in the question flow; each Python step runs in a :class:`sandbox.models.Sandbox`
 with its named inputs mounted at ``/input/``, and its protocol ``result`` is saved as
-``<work_dir>/<name>.json``. The output of the last step (records or an object) is returned for
-projection; a statement exported as GeoTIFF gives one record, the raster's facts.
+``<work_dir>/<name>.json``. A Python step's sandbox is started ahead (:meth:`Sandbox.start`)
+when the steps before it begin, so its start overlaps their SQL; it gets the files they wrote
+when its turn comes, and is never reused. The output of the last step (records or an object)
+is returned for projection (only the last step's records are read); a statement exported
+as GeoTIFF gives one record, the raster's facts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -25,7 +29,7 @@ from geoask.sql.context import GuardContext, SpatialPolicy
 from geoask.sql.executor import SqlRunner
 from geoask.sql.step import run_statement
 from geoask.vocabulary.evidence import exported_records
-from sandbox.models import Sandbox
+from sandbox.models import Sandbox, StartedSandbox
 
 
 class ProgramFailedError(GeoaskError):
@@ -77,11 +81,19 @@ class ProgramRunner:
         work_dir.mkdir(parents=True, exist_ok=True)
         context = dataclasses.replace(self.guard, policy=SpatialPolicy(policy))
         run = ProgramRun(output=None)
-        for number, step in enumerate(program.steps, start=1):
-            if isinstance(step, SqlStep):
-                run.output = self._run_sql(step, context, work_dir, run.artifacts, number)
-            else:
-                run.output = self._run_python(step, work_dir, run.artifacts, number)
+        steps = program.steps
+        with contextlib.ExitStack() as started_ahead:
+            ahead: StartedSandbox | None = None
+            for number, step in enumerate(steps, start=1):
+                if ahead is None and any(isinstance(s, PythonStep) for s in steps[number - 1:]):
+                    ahead = started_ahead.enter_context(self.sandbox.start())
+                if isinstance(step, SqlStep):
+                    run.output = self._run_sql(step, context, work_dir, run.artifacts, number,
+                                               last=number == len(steps))
+                else:
+                    assert ahead is not None  # started at this step at the latest
+                    run.output = self._run_python(step, work_dir, run.artifacts, number, ahead)
+                    ahead = None
         run.seconds = time.perf_counter() - started
         return run
 
@@ -92,7 +104,10 @@ class ProgramRunner:
         work_dir: Path,
         artifacts: dict[str, Path],
         number: int,
+        *,
+        last: bool,
     ) -> Any:
+        """Run the step's statements; the last one's records when this is the last step."""
         output: Any = None
         for statement in step.statements:
             where = f"step {number} (sql) statement {statement.name!r}"
@@ -105,14 +120,16 @@ class ProgramRunner:
                 raise ProgramFailedError(f"{where}: {error}") from None
             path = Path(run.exported.data_path)
             artifacts[statement.name] = path
-            output = exported_records(run.exported, _read_bytes)
+            output = exported_records(run.exported, _read_bytes) if last else None
         return output
 
     def _run_python(
-        self, step: PythonStep, work_dir: Path, artifacts: dict[str, Path], number: int
+        self, step: PythonStep, work_dir: Path, artifacts: dict[str, Path], number: int,
+        started: StartedSandbox,
     ) -> Any:
+        """Run the step's script in ``started`` (the sandbox started ahead for it)."""
         where = f"step {number} (python {step.name!r})"
-        run = run_compute(step.script, select_inputs(step.inputs, artifacts), self.sandbox)
+        run = run_compute(step.script, select_inputs(step.inputs, artifacts), started)
         if run.failure is not None:
             raise ProgramFailedError(f"{where}: {run.outcome.status}: {run.failure}")
         path = work_dir / f"{step.name}.json"

@@ -23,7 +23,14 @@ from geoask.errors import GeoaskError
 from geoask.sql.step import ToolEvent
 from geoask.vocabulary.artifacts import ArtifactRef
 from geoask.vocabulary.evidence import python_evidence
-from sandbox.models import ProtocolResult, Sandbox, SandboxLimits, SandboxOutcome, SandboxSession
+from sandbox.models import (
+    ProtocolResult,
+    Sandbox,
+    SandboxLimits,
+    SandboxOutcome,
+    SandboxSession,
+    StartedSandbox,
+)
 
 NO_RESULT = "no result object"
 """The ``sandbox`` event's detail for a session cell that succeeded without a result object."""
@@ -119,7 +126,7 @@ def select_inputs(names: Sequence[str], available: Mapping[str, Path]) -> list[P
 def run_compute(
     script: str,
     inputs: Sequence[Path],
-    host: Sandbox | SandboxSession,
+    host: Sandbox | SandboxSession | StartedSandbox,
     *,
     limits: SandboxLimits | None = None,
     on_event: ToolEvent | None = None,
@@ -129,9 +136,10 @@ def run_compute(
     Args:
         script: Python source (a whole script, or a cell of ``host``'s session).
         inputs: host files the script reads (copied into the sandbox).
-        host: a sandbox (a fresh isolated run) or an open session (a cell; state kept).
+        host: a sandbox (a fresh isolated run), one started ahead for this script (its
+            limits set when it started), or an open session (a cell; state kept).
         limits: a fresh run's resource limits (None: the configured defaults; unused for a
-            session, whose bounds were set when it opened).
+            started sandbox or a session, whose bounds were set when they started).
         on_event: called once with the ``sandbox`` tool's outcome: ``error`` and the failure
             detail, or ``ok`` and the protocol summary (:data:`NO_RESULT` without one).
 
@@ -142,6 +150,8 @@ def run_compute(
     begin = time.perf_counter()
     if isinstance(host, SandboxSession):
         outcome = host.run_cell(script, inputs)
+    elif isinstance(host, StartedSandbox):
+        outcome = host.run(script, inputs)
     else:
         outcome = host.run(script, inputs, limits)
     run = ComputeRun(outcome, (time.perf_counter() - begin) * 1000)

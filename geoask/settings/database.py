@@ -97,7 +97,8 @@ class DatabaseSettings(BaseModel):
         description="A query result with geometry and at least this many rows is exported as "
         "GeoParquet (WKB, CRS in its `geo` metadata; read with geopandas.read_parquet) instead "
         "of GeoJSON: from 10,000 rows GeoJSON reads 2-10x slower and is 3-7x larger "
-        "(`benchmark/export_formats.py`).",
+        "(`benchmark/export_formats.py`); one without geometry as Parquet "
+        "(pandas.read_parquet) instead of JSON. Both stream in batches as fetched.",
     )
     sql_max_chars: int = Field(
         default=20_000, ge=100, le=1_000_000,

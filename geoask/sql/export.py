@@ -13,7 +13,8 @@ grid described in the preview's ``raster`` member and text. A vector result of a
 ``columnar_rows`` rows (setting ``sql_columnar_rows``) becomes GeoParquet instead of GeoJSON
 (:mod:`geoask.sql.parquet_export`: the same WGS 84 geometries as WKB, converted and written in
 batches of rows): small results stay GeoJSON, which people open; large ones write and read
-several times faster and smaller (``benchmark/export_formats.py``).
+several times faster and smaller (``benchmark/export_formats.py``); a table without geometry
+of that many rows becomes Parquet (the same writer, no ``geo`` metadata) instead of JSON.
 Values: dates and times as ISO 8601 text, numerics as JSON numbers, NULL (and NaN) as null.
 Every file is written through fsspec to a temporary name and then moved into place, so a
 reader never sees a partial file.
@@ -31,7 +32,7 @@ import shapely
 from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
-from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON
+from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON, PARQUET
 from geoask.base.raster import RasterCaps
 from geoask.base.storage import write_atomic
 from geoask.sql.crs import PLANAR, WGS84_SRID, NativeCrs, reproject_result, to_wgs84
@@ -139,8 +140,9 @@ def export_result(
     column (:mod:`geoask.sql.raster_export`), else with a geometry column ``<name>.parquet``
     (:data:`~geoask.base.formats.GEOPARQUET`, :mod:`geoask.sql.parquet_export`) when it has at
     least ``columnar_rows`` rows (None: never) and ``<name>.geojson``
-    (:data:`~geoask.base.formats.GEOJSON`) otherwise, else ``<name>.json``
-    (:data:`~geoask.base.formats.JSON`), plus
+    (:data:`~geoask.base.formats.GEOJSON`) otherwise, else ``<name>.parquet``
+    (:data:`~geoask.base.formats.PARQUET`) from ``columnar_rows`` rows on and ``<name>.json``
+    (:data:`~geoask.base.formats.JSON`) below, plus
     ``<name>.preview.json``. Geometries are reprojected to WGS 84 once, from each value's
     own SRID; ``declared_srids`` (``schema.table.column`` -> SRID, from the catalog) and
     ``declared_planar`` (-> units of a column declared planar, kept in its own coordinates)
@@ -166,9 +168,9 @@ def export_result(
         raster = export_raster(result, rasters, raster_bands or {}, caps)
         preview = replace(preview, raster=raster.facts)
         fmt, data = GEOTIFF, raster.data
-    elif result.geometry_columns and is_columnar(result.row_count, columnar_rows):
-        fmt, data = GEOPARQUET, geoparquet_bytes(result, native_crs, preview.geometry_types,
-                                                 preview.bbox_wgs84)
+    elif is_columnar(result.row_count, columnar_rows):
+        fmt = GEOPARQUET if result.geometry_columns else PARQUET
+        data = geoparquet_bytes(result, native_crs, preview.geometry_types, preview.bbox_wgs84)
     elif result.geometry_columns:
         fmt, data = GEOJSON, _dumps(result_to_geojson(result, native_crs))
     else:

@@ -1,4 +1,4 @@
-"""Write a large vector result as GeoParquet, converting and writing its rows in batches.
+"""Write a large result as GeoParquet (a table as Parquet), converting its rows in batches.
 
 The file is GeoParquet 1.1 as geopandas' ``GeoDataFrame.to_parquet`` writes it and
 ``geopandas.read_parquet`` reads it: the feature geometry (the result's first geometry column)
@@ -96,14 +96,11 @@ def numeric_type(values: Iterable[Any]) -> pa.DataType:
 def geoparquet_bytes(result: QueryResult, native_crs: Sequence[NativeCrs],
                      geometry_types: Sequence[str], bbox: Sequence[float] | None,
                      batch_rows: int = BATCH_ROWS) -> bytes:
-    """The GeoParquet file of ``result`` (geometries already in EPSG:4326).
+    """The GeoParquet file of ``result`` (geometries already in EPSG:4326); a table's Parquet.
 
     ``geometry_types`` and ``bbox`` (WGS 84) of the feature geometry go into the ``geo``
-    metadata; the preview (:func:`geoask.sql.export.build_preview`) has computed them.
-
-    Raises:
-        ValueError: the result has no geometry column.
-
+    metadata; the preview (:func:`geoask.sql.export.build_preview`) has computed them. A
+    result without geometry is a plain Parquet table.
     """
     buffer = io.BytesIO()
     with GeoParquetWriter(buffer, result) as writer:
@@ -123,15 +120,12 @@ class GeoParquetWriter:
     in the file, so every reader - geopandas, pyarrow, GDAL - takes them from the file's
     key/value metadata).
 
-    Raises:
-        ValueError: the result has no geometry column.
-
+    A result without a geometry column is written the same way as a plain Parquet table
+    (:data:`~geoask.base.formats.PARQUET`): :meth:`finish` then adds no metadata.
     """
 
     def __init__(self, sink: Any, first: QueryResult) -> None:
-        if not first.geometry_columns:
-            raise ValueError("the result has no geometry column")
-        self.feature = first.geometry_columns[0]
+        self.feature = first.geometry_columns[0] if first.geometry_columns else None
         self.columns = first.columns
         self.names = unique_names([FEATURE_COLUMN if i == self.feature else c.name
                                    for i, c in enumerate(first.columns)])
@@ -164,6 +158,8 @@ class GeoParquetWriter:
         The CRS is EPSG:4326's PROJJSON (every geometry was reprojected), or null (unknown,
         as geopandas writes a frame without CRS) for a feature column declared planar.
         """
+        if self.feature is None:  # a table: nothing to describe
+            return
         planar = bool(native_crs) and native_crs[0].is_planar
         name = self.names[self.feature]
         geo = {"version": GEOPARQUET_VERSION, "primary_column": name, "columns": {
@@ -176,7 +172,7 @@ class GeoParquetWriter:
 
 
 def _schema(result: QueryResult, names: Sequence[str]) -> pa.Schema:
-    feature = result.geometry_columns[0]
+    feature = result.geometry_columns[0] if result.geometry_columns else None
     fields = []
     for i, column in enumerate(result.columns):
         if i == feature:
@@ -189,7 +185,7 @@ def _schema(result: QueryResult, names: Sequence[str]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def _batch(columns: Sequence[ResultColumn], feature: int, rows: Sequence[tuple[Any, ...]],
+def _batch(columns: Sequence[ResultColumn], feature: int | None, rows: Sequence[tuple[Any, ...]],
            schema: pa.Schema) -> pa.RecordBatch:
     arrays = []
     for i, (column, field) in enumerate(zip(columns, schema, strict=True)):

@@ -1,9 +1,11 @@
 """Export a large vector result as it is fetched: GeoParquet row groups, memory bounded by a batch.
 
 :func:`export_stream` reads a :class:`~geoask.sql.executor.ResultStream`: a result that ended
-within its first ``columnar_rows`` rows (or has no geometry, or a raster) is exported whole by
-:func:`geoask.sql.export.export_result` (GeoJSON/JSON: people open them); a longer vector result
-is written batch by batch as GeoParquet (:class:`~geoask.sql.parquet_export.GeoParquetWriter`):
+within its first ``columnar_rows`` rows (or a raster) is exported whole by
+:func:`geoask.sql.export.export_result` (GeoJSON/JSON: people open them); a longer result
+without geometry is written batch by batch as Parquet (:data:`~geoask.base.formats.PARQUET`,
+the same writer without ``geo`` metadata); a longer vector result is written batch by batch as
+GeoParquet (:class:`~geoask.sql.parquet_export.GeoParquetWriter`):
 each batch is reprojected to EPSG:4326 (:func:`geoask.sql.crs.reproject_result`, with the
 ``spatial_ref_sys`` rows of SRIDs first met in it read in the same transaction) and written as
 one row group, while the SRIDs, bounds and geometry types of every row are gathered for the
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import shapely
 
-from geoask.base.formats import GEOPARQUET
+from geoask.base.formats import GEOPARQUET, PARQUET
 from geoask.base.storage import open_atomic, write_atomic
 from geoask.sql.crs import NativeCrs, describe_column, reproject_result
 from geoask.sql.executor import QueryResult, ResultStream
@@ -70,13 +72,15 @@ def export_stream(stream: ResultStream, out_dir: str, *, name: str = "result",
 
     """
     head = stream.head
-    if stream.complete or not head.geometry_columns or raster_column_indexes(head):
-        if not stream.complete:  # a large table without geometry: JSON, read whole
+    if stream.complete or raster_column_indexes(head):
+        if not stream.complete:  # rasters are mosaicked whole (their own caps apply)
             head = replace(head, rows=head.rows + [r for b in stream.batches for r in b])
         return export_result(head, out_dir, name=name, preview_rows=preview_rows,
                              declared_srids=declared_srids, declared_planar=declared_planar,
                              raster_bands=raster_bands, columnar_rows=columnar_rows,
                              max_result_mib=max_result_mib)
+    if not head.geometry_columns:
+        return _export_table(stream, out_dir.rstrip("/"), name, preview_rows)
     declared = (declared_srids or {}, declared_planar or {})
     base = out_dir.rstrip("/")
     data_path = f"{base}/{GEOPARQUET.file_name(name)}"
@@ -94,6 +98,23 @@ def export_stream(stream: ResultStream, out_dir: str, *, name: str = "result",
     preview_path = f"{base}/{name}.preview.json"
     write_atomic(preview_path, dumps_exact(preview.to_dict()).encode("utf-8"))
     return ExportedResult(data_path, preview_path, GEOPARQUET.name, preview)
+
+
+def _export_table(stream: ResultStream, base: str, name: str, preview_rows: int
+                  ) -> ExportedResult:
+    """A large result without geometry as Parquet, a row group per batch as it is fetched."""
+    head, rows = stream.head, stream.head.row_count
+    data_path = f"{base}/{PARQUET.file_name(name)}"
+    with open_atomic(data_path) as handle, GeoParquetWriter(handle, head) as writer:
+        writer.write(head.rows)
+        for batch in stream.batches:
+            writer.write(batch)
+            rows += len(batch)
+    shown = build_preview(replace(head, rows=head.rows[:preview_rows]), preview_rows)
+    preview = replace(shown, row_count=rows)
+    preview_path = f"{base}/{name}.preview.json"
+    write_atomic(preview_path, dumps_exact(preview.to_dict()).encode("utf-8"))
+    return ExportedResult(data_path, preview_path, PARQUET.name, preview)
 
 
 def _learn_definitions(stream: ResultStream, batch: list[tuple[object, ...]], seen: _Seen

@@ -123,3 +123,26 @@ def test_unreachable_database_stops_the_run(tmp_path):
     down = StaticSqlRunner({COUNT_SQL: DatabaseError("no server; start it with geoask db up")})
     with pytest.raises(DatabaseError, match="geoask db up"):
         ProgramRunner(down, FakeSandbox()).run(_case(1).reference, "separated", tmp_path)
+
+
+def test_a_python_steps_sandbox_starts_before_the_sql_it_reads_runs(tmp_path):
+    events: list[str] = []
+
+    class Recording(StaticSqlRunner):
+        def run(self, checked):
+            events.append("sql")
+            return super().run(checked)
+
+    class Starting(FakeSandbox):
+        def start(self, limits=None):
+            events.append("start")
+            return super().start(limits)
+
+    sandbox = Starting(respond=lambda script: success_outcome({"n": 418}))
+    runner = ProgramRunner(Recording({COUNT_SQL: _result(209)}), sandbox)
+    runner.run(_case(418, python=True).reference, "separated", tmp_path)
+    assert events == ["start", "sql"]
+    assert len(sandbox.calls) == 1 and sandbox.calls[0].inputs[0].name == "n.json"
+    assert runner.run(_case(209).reference, "separated", tmp_path / "sql-only").output == [
+        {"n": 209}]
+    assert events == ["start", "sql", "sql"]  # no Python step: no sandbox started

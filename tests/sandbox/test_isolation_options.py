@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.bootstrap import seccomp_program
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
 from sandbox.models import SandboxLimits
+from sandbox.seccomp import seccomp_program
 
 LIMITS = SandboxLimits(memory_mib=2048, cpu_s=30, file_size_mib=16, open_files=64, max_tasks=32,
                        tmp_mib=8)

@@ -147,15 +147,15 @@ def test_failed_bwrap_setup_of_a_session_is_a_sandbox_error(
     sandbox_settings: Settings, monkeypatch
 ) -> None:
     from geoask.errors import SandboxError
-    from sandbox import session
+    from sandbox import spawn
     from sandbox.bubblewrap import BubblewrapSandbox
 
-    original = session.bwrap_options
+    original = spawn.bwrap_options
 
     def broken_options(**kwargs):
         return [*original(**kwargs), "--ro-bind", "/nonexistent-source", "/nowhere"]
 
-    monkeypatch.setattr(session, "bwrap_options", broken_options)
+    monkeypatch.setattr(spawn, "bwrap_options", broken_options)
     sandbox = BubblewrapSandbox.from_settings(sandbox_settings)
     with pytest.raises(SandboxError, match="session could not start"):
         sandbox.open_session()

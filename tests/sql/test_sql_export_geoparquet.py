@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 import shapely
 from pyproj import Transformer
 
-from geoask.base.formats import GEOJSON, GEOPARQUET, JSON
+from geoask.base.formats import GEOJSON, GEOPARQUET, JSON, PARQUET
 from geoask.sql.crs import reproject_result
 from geoask.sql.executor import QueryResult, ResultColumn
 from geoask.sql.export import export_result
@@ -77,14 +78,16 @@ def test_a_large_result_is_geoparquet_whose_crs_and_geometries_round_trip_exactl
     assert exported.preview.row_count == 2_500 and exported.preview.geometry_column == "geom"
 
 
-def test_a_small_result_stays_geojson_and_rows_without_geometry_stay_json(tmp_path):
+def test_a_small_result_stays_geojson_and_many_rows_without_geometry_are_parquet(tmp_path):
     small = export_result(parcels(30), str(tmp_path), name="few", columnar_rows=2_000)
     assert small.format == GEOJSON.name and small.data_path.endswith("few.geojson")
     assert len(json.loads(Path(small.data_path).read_text(encoding="utf-8"))["features"]) == 30
     table = QueryResult((ResultColumn("n", "integer"),), [(i,) for i in range(50)], 100,
                         "SELECT n")
     rows = export_result(table, str(tmp_path), name="rows", columnar_rows=10)
-    assert rows.format == JSON.name
+    assert rows.format == PARQUET.name and rows.data_path.endswith("rows.parquet")
+    few = export_result(table, str(tmp_path), name="few_rows", columnar_rows=51)
+    assert few.format == JSON.name
     never = export_result(parcels(30), str(tmp_path), name="never", columnar_rows=None)
     assert never.format == GEOJSON.name
 
@@ -123,7 +126,9 @@ def test_a_column_type_stays_the_same_across_batches(tmp_path):
                                                                           nan_ok=True)
 
 
-def test_geoparquet_needs_a_geometry_column():
+def test_without_a_geometry_column_the_writer_writes_a_plain_parquet_table():
     table = QueryResult((ResultColumn("n", "integer"),), [(1,)], 10, "SELECT 1")
-    with pytest.raises(ValueError, match="no geometry column"):
-        geoparquet_bytes(table, [], [], None)
+    data = geoparquet_bytes(table, [], [], None)
+    read = pq.read_table(io.BytesIO(data))
+    assert read.to_pylist() == [{"n": 1}]
+    assert b"geo" not in (read.schema.metadata or {})
