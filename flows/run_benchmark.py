@@ -30,14 +30,17 @@ from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from flows.benchmark_case import answer_case
-from geoask.bench.runs import (
+from geoask.bench.parameters import (
     CaseLimit,
-    CaseRun,
     Repeat,
-    RunKey,
-    infrastructure_run,
+    default_out_dir,
     load_benchmark_run,
     parse_variants,
+)
+from geoask.bench.runs import (
+    CaseRun,
+    RunKey,
+    infrastructure_run,
     pending_runs,
     run_keys,
     save_run,
@@ -65,12 +68,6 @@ def remove_progress_listener(listener: ProgressListener) -> None:
     """Stop telling ``listener``."""
     if listener in _listeners:
         _listeners.remove(listener)
-
-
-def default_out_dir(model: str, settings: Settings) -> Path:
-    """``<GEOASK_BENCH_OUT_DIR or <home>/bench-runs>/<model>``."""
-    return settings.bench_out_path / "".join(c if c.isalnum() or c in "-_." else "_"
-                                             for c in model)
 
 
 def task_runner_for(settings: Settings) -> TaskRunner[Any]:

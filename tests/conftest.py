@@ -1,16 +1,19 @@
 """Session fixtures shared by all tests: one Prefect test server, one loaded PostGIS.
 
 ``database`` starts the embedded cluster (or uses GEOASK_DATABASE_URL) and loads the demo data
-through the real ``load_demo_data`` flow, once per session.
+through the real ``load_demo_data`` flow, once per session; ``spdata_loaded`` loads the spdata
+benchmark database once per session into a database of its own.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,3 +67,40 @@ def database(prefect_harness: None) -> DatabaseHandle:
         EmbeddedCluster(settings).up()
     load_demo_data()
     return DatabaseHandle(reader_url(settings), owner_url(settings), settings)
+
+
+SPDATA = Path(__file__).resolve().parents[1] / "benchmark" / "databases" / "spdata"
+
+
+@dataclass(frozen=True)
+class LoadedDataset:
+    """A dataset loaded by this session into a database of its own (``name``)."""
+
+    manifest: Path
+    summary: Any
+    name: str
+
+
+@pytest.fixture(scope="session")
+def spdata_loaded(database: DatabaseHandle, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[LoadedDataset]:
+    """spdata loaded once per session through the load_dataset flow into a throw-away database
+    of the embedded cluster (``spdata_t<hex>``, dropped afterwards); the loader's tests and the
+    spdata case test read it."""
+    import psycopg
+    import yaml
+
+    from flows.load_dataset import load_dataset
+
+    if uses_external_database(database.settings):
+        pytest.skip("loads into a new database of the embedded cluster")
+    raw = yaml.safe_load((SPDATA / "dataset.yaml").read_text())
+    raw["database"] = name = f"spdata_t{uuid.uuid4().hex[:8]}"
+    manifest = tmp_path_factory.mktemp("spdata") / "dataset.yaml"
+    shutil.copytree(SPDATA / "data", manifest.parent / "data")
+    manifest.write_text(yaml.safe_dump(raw))
+    try:
+        yield LoadedDataset(manifest, load_dataset(manifest), name)
+    finally:
+        with psycopg.connect(database.owner_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

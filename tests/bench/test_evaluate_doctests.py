@@ -1,4 +1,5 @@
-"""The examples in the evaluator's, reference model's, metrics' and report's docstrings hold."""
+"""The examples in the docstrings of the evaluator, reference model, metrics, report and a
+benchmark run's parameters hold."""
 
 import doctest
 import importlib
@@ -14,7 +15,7 @@ REFERENCE = ["geoask.cases.steps", "geoask.models.reference.intent",
 
 
 @pytest.mark.parametrize("name", [*EVALUATOR, *REFERENCE, "geoask.bench.metrics",
-                                  "geoask.bench.report", "geoask.bench.runs"])
+                                  "geoask.bench.report", "geoask.bench.parameters"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.failed == 0

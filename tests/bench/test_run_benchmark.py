@@ -21,10 +21,10 @@ from pydantic_ai import models
 
 from flows.benchmark_case import set_services_factory
 from flows.run_benchmark import benchmark_flow, run_benchmark, task_runner_for
+from geoask.bench.parameters import parse_variants
 from geoask.bench.runs import (
     CaseRun,
     RunKey,
-    parse_variants,
     pending_runs,
     read_run,
     run_keys,

@@ -4,11 +4,9 @@ enough of them of every kind, and one sandbox case recomputed end to end on a lo
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections import Counter
 from pathlib import Path
 
-import psycopg
 import pytest
 import sqlglot
 import yaml
@@ -17,12 +15,10 @@ from typer.testing import CliRunner
 
 from agents.intent import IntentDeps, intent_agent
 from agents.intent import prompt as intent_prompt
-from flows.load_dataset import load_dataset
 from geoask.app.cli import app
 from geoask.cases.loader import load_cases, run_target
 from geoask.cases.model import Category
 from geoask.catalog.model import load_catalog
-from geoask.db.urls import uses_external_database
 from geoask.run.composition import model_provider
 from geoask.settings import get_settings
 from geoask.vocabulary.plan import IntentRejection
@@ -94,33 +90,21 @@ def test_the_reference_model_replays_the_cases_of_the_configured_case_path(loade
 
 @pytest.mark.db
 @pytest.mark.sandbox
-def test_a_sandbox_case_verifies_on_a_loaded_spdata(database, tmp_path):
-    """ny8-007 (UTM 18N areas + geography cross-check) through `bench verify` on a fresh spdata."""
+def test_a_sandbox_case_verifies_on_a_loaded_spdata(spdata_loaded, tmp_path):
+    """ny8-007 (UTM 18N areas + geography cross-check) through `bench verify` on the spdata the
+    session loaded (tests/conftest.py)."""
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
-    if uses_external_database(database.settings):
-        pytest.skip("loads into a new database of the embedded cluster")
-    name = f"spdata_c{uuid.uuid4().hex[:8]}"
-    raw = yaml.safe_load((SPDATA / "dataset.yaml").read_text())
-    raw["database"] = name
-    manifest = tmp_path / "dataset.yaml"
-    shutil.copytree(SPDATA / "data", tmp_path / "data")
-    manifest.write_text(yaml.safe_dump(raw))
-    try:
-        load_dataset(manifest)
-        cases = yaml.safe_load((CASES / "ny8_leukemia.yaml").read_text())["cases"]
-        (case,) = [case for case in cases if case["id"] == "ny8-007"]
-        here = tmp_path / "one.yaml"
-        here.write_text(yaml.safe_dump({"catalog": str(SPDATA / "catalog.yaml"),
-                                        "database": name, "cases": [case]}))
-        result = CliRunner().invoke(app, ["bench", "verify", "--tasks-file", str(here)])
-        assert "1/1 cases verified (1 with a cross-check, 1 need the sandbox)" in result.output, \
-            result.output
-        case["expected"]["value"] *= 1.01  # a wrong area must fail
-        here.write_text(yaml.safe_dump({"catalog": str(SPDATA / "catalog.yaml"),
-                                        "database": name, "cases": [case]}))
-        result = CliRunner().invoke(app, ["bench", "verify", "--tasks-file", str(here)])
-        assert result.exit_code == 1 and "FAIL ny8-007" in result.output, result.output
-    finally:
-        with psycopg.connect(database.owner_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    cases = yaml.safe_load((CASES / "ny8_leukemia.yaml").read_text())["cases"]
+    (case,) = [case for case in cases if case["id"] == "ny8-007"]
+    here = tmp_path / "one.yaml"
+    here.write_text(yaml.safe_dump({"catalog": str(SPDATA / "catalog.yaml"),
+                                    "database": spdata_loaded.name, "cases": [case]}))
+    result = CliRunner().invoke(app, ["bench", "verify", "--tasks-file", str(here)])
+    assert "1/1 cases verified (1 with a cross-check, 1 need the sandbox)" in result.output, \
+        result.output
+    case["expected"]["value"] *= 1.01  # a wrong area must fail
+    here.write_text(yaml.safe_dump({"catalog": str(SPDATA / "catalog.yaml"),
+                                    "database": spdata_loaded.name, "cases": [case]}))
+    result = CliRunner().invoke(app, ["bench", "verify", "--tasks-file", str(here)])
+    assert result.exit_code == 1 and "FAIL ny8-007" in result.output, result.output

@@ -12,12 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import harness
 import pytest
 from PIL import Image
-from scripted_flow import QUESTIONS
-
-from geoask.service.client import ask_via_api
-from geoask.settings import get_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.db, pytest.mark.sandbox]
 STAGES = ["intent", "schema", "plan", "sql-1", "python-1", "review", "answer", "map"]
@@ -29,11 +26,10 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / ".geoask" / "screenshots"
 TIMEOUT_MS = 30_000
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def api_run(served):
-    settings = get_settings().model_copy(update={
-        "server_api_url": served.api_url, "server_home": served.work / "prefect"})
-    result = ask_via_api(QUESTIONS["buffer_topology"], settings=settings)
+    """The buffer question's run through the API, shared with tests/service/test_api_runs.py."""
+    result = harness.shared_run(served, "buffer_topology")
     assert result.status == "answered", result.message
     return result
 

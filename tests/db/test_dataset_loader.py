@@ -24,20 +24,10 @@ pytestmark = pytest.mark.db
 SPDATA = Path(__file__).resolve().parents[2] / "benchmark" / "databases" / "spdata"
 
 
-@pytest.fixture(scope="module")
-def loaded(database, tmp_path_factory):
-    """spdata loaded into a throw-away database of the test cluster (dropped afterwards)."""
-    if uses_external_database(database.settings):
-        pytest.skip("loads into a new database of the embedded cluster")
-    raw = yaml.safe_load((SPDATA / "dataset.yaml").read_text())
-    raw["database"] = f"spdata_t{uuid.uuid4().hex[:8]}"
-    manifest = tmp_path_factory.mktemp("spdata") / "dataset.yaml"
-    shutil.copytree(SPDATA / "data", manifest.parent / "data")
-    manifest.write_text(yaml.safe_dump(raw))
-    summary = load_dataset(manifest)
-    yield manifest, summary
-    with psycopg.connect(database.owner_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{raw["database"]}" WITH (FORCE)')
+@pytest.fixture
+def loaded(spdata_loaded):
+    """spdata loaded once per session into a throw-away database (tests/conftest.py)."""
+    return spdata_loaded.manifest, spdata_loaded.summary
 
 
 def test_tables_keep_their_native_srid_and_the_view_exists(loaded):

@@ -20,6 +20,23 @@ pytestmark = [pytest.mark.db, pytest.mark.sandbox]
 BY_NAME = {case.name: case for case in CASES}
 
 
+@pytest.fixture(scope="module")
+def finished() -> dict:
+    """This module's runs by case name: tests reading one case's run share it."""
+    return {}
+
+
+@pytest.fixture
+def ran(make_services, finished):
+    """``ran(name)``: the case's run (result and services), run once per module."""
+    def run(name: str):
+        if name not in finished:
+            finished[name] = run_case(name, make_services)
+        return finished[name]
+
+    return run
+
+
 def run_case(name, make_services):
     case = BY_NAME[name]
     scripted = ScriptedModel(case.replies())
@@ -30,8 +47,8 @@ def run_case(name, make_services):
     return result, services
 
 
-def test_filter_rank(make_services, reader):
-    result, _ = run_case("filter_rank", make_services)
+def test_filter_rank(ran, reader):
+    result, _ = ran("filter_rank")
     items = result.answer.data_payload["items"]
     assert [(item["id"], item["value"]) for item in items] == BY_NAME["filter_rank"].expected(
         reader)
@@ -39,8 +56,8 @@ def test_filter_rank(make_services, reader):
     assert result.transitions == ["continue", "continue"]
 
 
-def test_join_aggregation(make_services, reader):
-    result, _ = run_case("join_aggregation", make_services)
+def test_join_aggregation(ran, reader):
+    result, _ = ran("join_aggregation")
     expected = BY_NAME["join_aggregation"].expected(reader)
     records = result.answer.data_payload["records"]
     assert {r["census_region"] for r in records} == set(expected)
@@ -50,13 +67,13 @@ def test_join_aggregation(make_services, reader):
         assert record["counties"] == count
 
 
-def test_temporal_comparison(make_services, reader):
-    result, _ = run_case("temporal_comparison", make_services)
+def test_temporal_comparison(ran, reader):
+    result, _ = ran("temporal_comparison")
     assert result.answer.data_payload == BY_NAME["temporal_comparison"].expected(reader)
 
 
-def test_buffer_topology_needs_python(make_services, reader):
-    result, services = run_case("buffer_topology", make_services)
+def test_buffer_topology_needs_python(ran, reader):
+    result, services = ran("buffer_topology")
     expected = BY_NAME["buffer_topology"].expected(reader)
     assert result.answer.data_payload == {"value": expected, "unit": "count"}
     assert expected > 0
@@ -70,16 +87,16 @@ def test_buffer_topology_needs_python(make_services, reader):
     assert saved["result"]["incident_count"] == expected
 
 
-def test_statistics_needs_python(make_services, reader):
-    result, _ = run_case("statistics", make_services)
+def test_statistics_needs_python(ran, reader):
+    result, _ = ran("statistics")
     r, n = BY_NAME["statistics"].expected(reader)
     assert result.answer.data_payload["counties"] == n
     assert result.answer.data_payload["pearson_r"] == pytest.approx(round(r, 4), abs=1e-12)
     assert result.route == "sql_then_python"
 
 
-def test_execution_log_is_saved_with_the_artifacts(make_services):
-    result, services = run_case("buffer_topology", make_services)
+def test_execution_log_is_saved_with_the_artifacts(ran):
+    result, services = ran("buffer_topology")
     log = json.loads((Path(services.store.folder) / "execution_log.json").read_text())
     assert [s["stage"] for s in log["stages"]] == [
         "intent", "schema", "plan", "sql-1", "python-1", "review", "answer", "map"]
@@ -96,13 +113,13 @@ def test_execution_log_is_saved_with_the_artifacts(make_services):
     assert (Path(services.store.folder) / "summary.md").read_text().startswith("# How many")
 
 
-def test_prefect_artifacts_have_stable_keys(make_services):
+def test_prefect_artifacts_have_stable_keys(ran):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
     from geoask.records.artifact_publisher import flush
 
-    result, _ = run_case("statistics", make_services)
+    result, _ = ran("statistics")
     assert result.flow_run_id
     assert flush(30) == 0  # posted in the background
     with get_client(sync_client=True) as client:
@@ -113,12 +130,12 @@ def test_prefect_artifacts_have_stable_keys(make_services):
     assert keys == {"run-intent", "run-plan", "sql-1-sql", "python-1-script", "run-summary"}
 
 
-def test_cli_report_shows_answer_evidence_and_artifacts(make_services, reader):
+def test_cli_report_shows_answer_evidence_and_artifacts(ran, reader):
     from geoask.base.answer_text import rounded
     from geoask.base.result_view import result_text as format_result
 
     expected = BY_NAME["temporal_comparison"].expected(reader)
-    result, services = run_case("temporal_comparison", make_services)
+    result, services = ran("temporal_comparison")
     text = format_result(result)
     # a headline written from the payload, then the answer agent's summary, then the table
     headline, summary = text.splitlines()[:2]

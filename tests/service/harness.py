@@ -42,6 +42,7 @@ class Served:
     ready_after_s: float = 0.0
     users: int = 0
     state: Any = None  # the ServerState of a server started in the background
+    runs: dict[str, Any] = field(default_factory=dict)  # question runs shared by tests
     artifacts: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -76,6 +77,24 @@ class Served:
 
 
 _served: Served | None = None
+
+
+def shared_run(served: Served, question_key: str) -> Any:
+    """The scripted question ``question_key`` asked once through ``served``'s API.
+
+    Tests that only read one finished run (its answer, task runs, artifacts, dashboard page)
+    share it instead of each asking again: every run is a flow-run process on the server.
+    """
+    if question_key not in served.runs:
+        from scripted_flow import QUESTIONS
+
+        from geoask.service.client import ask_via_api
+        from geoask.settings import get_settings
+
+        settings = get_settings().model_copy(update={
+            "server_api_url": served.api_url, "server_home": served.work / "prefect"})
+        served.runs[question_key] = ask_via_api(QUESTIONS[question_key], settings=settings)
+    return served.runs[question_key]
 
 
 def server_database(work: Path) -> str:

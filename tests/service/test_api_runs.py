@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import GEOASK, Served, api_json, deployment_names
+from harness import GEOASK, Served, api_json, deployment_names, shared_run
 from scripted_flow import QUESTIONS
 
 from geoask.errors import ServiceError
@@ -31,10 +31,11 @@ def settings_for(served: Served) -> Settings:
         "server_api_url": served.api_url, "server_home": served.work / "prefect"})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def api_run(served):
-    """The buffer question (SQL, then Python, exported GeoJSON) run through the API."""
-    return ask_via_api(QUESTIONS["buffer_topology"], settings=settings_for(served))
+    """The buffer question (SQL, then Python, exported GeoJSON) run through the API (once per
+    server: the dashboard's browser test reads the same run)."""
+    return shared_run(served, "buffer_topology")
 
 
 def direct_run(served: Served, question: str) -> dict:

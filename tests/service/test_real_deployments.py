@@ -62,29 +62,40 @@ def test_a_cold_ask_via_api_starts_a_postgres_backed_server_and_answers(cold_sta
     assert question_runs(served) == 1  # the question's run, recorded there
 
 
-def test_a_warm_ask_reuses_the_running_server_quietly(real_served):
-    environment = {k: v for k, v in real_served.environment.items()
+def warm_ask(served: harness.Served, worker: bool = True) -> subprocess.CompletedProcess[str]:
+    """`geoask ask` (no --via-api) with the server's settings; ``worker`` False changes one
+    setting, so the server's worker would not run it as this process would."""
+    environment = {k: v for k, v in served.environment.items()
                    if k != "GEOASK_SERVER_API_URL"}
-    before = question_runs(real_served)
-    done = subprocess.run([harness.GEOASK, "ask", CASE.question, "--model", "reference",
+    if not worker:
+        environment["GEOASK_SERVER_WORKER"] = "false"
+    return subprocess.run([harness.GEOASK, "ask", CASE.question, "--model", "reference",
                            "--json"], env=environment, capture_output=True, text=True,
                           timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def warm_asked(real_served) -> tuple[subprocess.CompletedProcess[str], int, int]:
+    """One warm `geoask ask` with matching settings, and the server's question runs before
+    and after it (read by the reuse test and the worker test)."""
+    before = question_runs(real_served)
+    done = warm_ask(real_served)
+    return done, before, question_runs(real_served)
+
+
+def test_a_warm_ask_reuses_the_running_server_quietly(warm_asked):
+    done, before, after = warm_asked
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout)["answer"]["data_payload"]["value"] == CASE.expected.value
     assert "started the geoask Prefect server" not in done.stderr  # reused
     assert "| INFO" not in done.stderr, done.stderr  # Prefect's run log stays off the terminal
-    assert question_runs(real_served) == before + 1  # run on the recorded server
+    assert after == before + 1  # run on the recorded server
 
 
 @pytest.mark.parametrize("worker", [True, False])
-def test_a_warm_ask_is_answered_by_the_servers_worker_when_settings_match(real_served, worker):
-    environment = {k: v for k, v in real_served.environment.items()
-                   if k != "GEOASK_SERVER_API_URL"}
-    if not worker:  # another setting: the worker would not run it as this process would
-        environment["GEOASK_SERVER_WORKER"] = "false"
-    done = subprocess.run([harness.GEOASK, "ask", CASE.question, "--model", "reference",
-                           "--json"], env=environment, capture_output=True, text=True,
-                          timeout=600, check=False)
+def test_a_warm_ask_is_answered_by_the_servers_worker_when_settings_match(real_served,
+                                                                         warm_asked, worker):
+    done = warm_asked[0] if worker else warm_ask(real_served, worker=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["answer"]["data_payload"]["value"] == CASE.expected.value

@@ -158,7 +158,8 @@ def test_the_served_deployments_refuse_unknown_and_unbounded_parameters():
 
 
 def test_the_flow_refuses_a_repeat_past_the_bound_in_one_line():
-    from geoask.bench.runs import MAX_REPEAT, run_keys
+    from geoask.bench.parameters import MAX_REPEAT
+    from geoask.bench.runs import run_keys
     from geoask.errors import ConfigurationError
 
     assert len(run_keys("reference", [], MAX_REPEAT, [])) == 0

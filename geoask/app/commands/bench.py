@@ -27,7 +27,12 @@ import typer
 
 from geoask.base.console import quiet_console
 from geoask.base.interrupt import EXIT_INFRASTRUCTURE
-from geoask.bench.runs import MAX_REPEAT
+from geoask.bench.parameters import (
+    MAX_REPEAT,
+    default_out_dir,
+    load_benchmark_cases,
+    parse_variants,
+)
 from geoask.bench.verify import reference_answer, summarize, verify_case
 from geoask.cases.loader import (
     LoadedCase,
@@ -212,10 +217,6 @@ def bench(
     # Per-task log lines of hundreds of runs would bury the progress bar (the UI keeps them).
     if not verbose:
         quiet_console()
-    from flows.run_benchmark import default_out_dir
-    from geoask.bench.runs import clear_runs, load_benchmark_cases, parse_variants
-    from geoask.run.composition import model_provider
-
     settings = get_settings()
     load_benchmark_cases(tasks_file, limit)  # clear errors before Prefect starts
     try:
@@ -223,11 +224,15 @@ def bench(
     except ConfigurationError as error:
         raise typer.BadParameter(str(error), param_hint="--variant") from None
     if not via_api:  # else the serving worker's models count, not this shell's
+        from geoask.run.composition import model_provider
+
         # a model that cannot be built would fail (and be saved as failed) for every question
         model_provider(settings, model)
     # absolute: a run through the API resolves paths in the server's working folder
     folder = (out or default_out_dir(model, settings)).resolve()
     if fresh:
+        from geoask.bench.runs import clear_runs
+
         clear_runs(folder)
     parameters = {"model": model, "variant": variant,
                   "tasks_file": str(tasks_file.resolve()) if tasks_file else None,
@@ -341,8 +346,7 @@ def showcase_command(
 ) -> None:
     """Print three benchmark questions with their answers and evidence trails."""
     from flows.benchmark_case import run_case
-    from flows.run_benchmark import default_out_dir
-    from geoask.bench.runs import RunKey, load_benchmark_cases, read_run
+    from geoask.bench.runs import RunKey, read_run
 
     settings = get_settings()
     folder = out or default_out_dir(model, settings)
