@@ -155,7 +155,8 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
     Args:
         payload: the answer's ``data_payload``.
         labels: a name for each code (``{"37063": "Durham"}``), shown in a ``name`` column
-            beside ``id``.
+            beside ``id``, else beside the first column holding a labelled code (a record's
+            ``iata``); not when the payload has a ``name`` column of its own.
         max_rows: rows shown before ``... N more rows (--json for all)``.
 
     >>> print(payload_table({"items": [{"rank": 1, "id": "06", "value": 1.23456}],
@@ -169,9 +170,10 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
     rows = answer_rows(payload)
     columns = [c for c in dict.fromkeys(k for row in rows for k in row)
                if not (len(rows) == 1 and c in ("unit", "units"))]
-    if labels and "id" in columns:
-        columns.insert(columns.index("id") + 1, "name")
-        rows = [{**row, "name": labels.get(str(row.get("id")), "")} for row in rows]
+    key = _labelled(columns, rows, labels or {})
+    if key is not None:
+        columns.insert(columns.index(key) + 1, "name")
+        rows = [{**row, "name": (labels or {}).get(str(row.get(key)), "")} for row in rows]
     shown = rows[:max_rows]
     cells = [[_cell(row.get(c), unit_of(c, units)) for c in columns] for row in shown]
     heads = [c + (f" [{units[c]}]" if c in units else "") for c in columns]
@@ -184,6 +186,19 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more rows (--json for all)")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _labelled(columns: list[str], rows: list[dict[str, Any]],
+              labels: Mapping[str, str]) -> str | None:
+    """The column the names go beside: ``id``, else the first holding a labelled code."""
+    if not labels or "name" in columns:
+        return None
+    for column in sorted(columns, key=lambda c: c != "id"):
+        codes = [row.get(column) for row in rows]
+        if any(isinstance(v, str | int) and not isinstance(v, bool) and str(v) in labels
+               for v in codes):
+            return column
+    return None
 
 
 def _cell(value: Any, unit: str | None) -> str:

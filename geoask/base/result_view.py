@@ -63,7 +63,7 @@ def _opening(result: Any) -> list[str]:
     summary = " ".join(result.message.split())
     lines = [summary] if summary.startswith(title) else [title, *([summary] if summary else [])]
     return [*lines, "", f"answer ({kind}):",
-            payload_table(result.answer.data_payload)]
+            payload_table(result.answer.data_payload, getattr(result, "names", None))]
 
 
 def printable(text: str) -> str:
