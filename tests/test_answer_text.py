@@ -89,3 +89,12 @@ def test_the_report_shows_the_runs_names_beside_the_codes():
     assert table[0].split() == ["rank", "id", "name", "value", "[USD]"]
     assert table[1].split() == ["1", "CT", "Connecticut", "40640"]
     assert table[2].split() == ["2", "MA", "37992"]  # no name known: none guessed
+
+
+@pytest.mark.parametrize("name", ["geoask.base.answer_text", "geoask.catalog.labels"])
+def test_the_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    failures, attempted = doctest.testmod(importlib.import_module(name))[:2]
+    assert failures == 0 and attempted > 0

@@ -128,6 +128,19 @@ def headline(answer_type: str, payload: Any) -> str:
     return fields + (f"; unit {unit}" if unit else "")
 
 
+def answer_lines(answer_type: str, payload: Any, summary: str = "",
+                 labels: Mapping[str, str] | None = None) -> list[str]:
+    r"""The terminal answer: headline, the summary (unless it repeats it), then the table.
+
+    >>> answer_lines("scalar", {"value": 26, "unit": "count"}, "There are 26.")
+    ['26', 'There are 26.', '', 'answer (scalar):', 'value [count]\n           26']
+    """
+    title = headline(answer_type, payload)
+    said = " ".join(summary.split())
+    lines = [said] if said.startswith(title) else [title, *([said] if said else [])]
+    return [*lines, "", f"answer ({answer_type}):", payload_table(payload, labels)]
+
+
 def _list_headline(answer_type: str, data: Mapping[str, Any], unit: str | None) -> str:
     rows = answer_rows(data)
     noun = {"entity_list": "entities", "ranked_list": "ranked items",

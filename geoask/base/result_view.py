@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, Final
 
-from geoask.base.answer_text import answer_rows, headline, payload_table
+from geoask.base.answer_text import answer_lines, answer_rows
 
 MAX_TABLE_ROWS: Final = 200
 __all__ = ["answer_rows", "printable", "result_html", "result_text"]
@@ -58,12 +58,8 @@ def _opening(result: Any) -> list[str]:
         message = (" ".join(result.message.split())
                    if getattr(result, "status", "") == "rejected" else result.message)
         return [message]
-    kind = result.answer.answer_type.value
-    title = headline(kind, result.answer.data_payload)
-    summary = " ".join(result.message.split())
-    lines = [summary] if summary.startswith(title) else [title, *([summary] if summary else [])]
-    return [*lines, "", f"answer ({kind}):",
-            payload_table(result.answer.data_payload, getattr(result, "names", None))]
+    return answer_lines(result.answer.answer_type.value, result.answer.data_payload,
+                        result.message, getattr(result, "names", None))
 
 
 def printable(text: str) -> str:
