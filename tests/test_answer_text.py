@@ -91,7 +91,8 @@ def test_the_report_shows_the_runs_names_beside_the_codes():
     assert table[2].split() == ["2", "MA", "37992"]  # no name known: none guessed
 
 
-@pytest.mark.parametrize("name", ["geoask.base.answer_text", "geoask.catalog.labels"])
+@pytest.mark.parametrize("name", ["geoask.base.answer_text", "geoask.catalog.labels",
+                                  "geoask.base.ports"])
 def test_the_docstring_examples_hold(name):
     import doctest
     import importlib

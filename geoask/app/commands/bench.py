@@ -387,7 +387,7 @@ def showcase_text(question: str, run: object, *, as_json: bool = False) -> str:
                               run.message, run.names)
     else:
         lines.append(run.message)
-    lines += ["evidence trail:", *(f"  - {line}" for line in run.evidence)]
+    lines += ["", "evidence trail:", *(f"  - {line}" for line in run.evidence)]
     if run.log:
         calls = run.log.get("model_calls") or []
         tokens = sum(c.get("prompt_tokens", 0) + c.get("completion_tokens", 0) for c in calls)
