@@ -99,3 +99,16 @@ def test_the_docstring_examples_hold(name):
 
     failures, attempted = doctest.testmod(importlib.import_module(name))[:2]
     assert failures == 0 and attempted > 0
+
+
+def test_the_notebook_view_and_the_data_frame_carry_the_names_too():
+    from geoask.app.result import AskResult
+    from geoask.base.result_view import result_html
+
+    answer = FinalAnswer(answer_type="entity_list", summary="", data_payload={
+        "entities": [{"id": "37063"}, {"id": "37183"}]})
+    result = AskResult(status="answered", answer=answer, message="m", run_id="r",
+                       artifact_folder="/runs/r", names={"37063": "Durham"})
+    assert list(result.df.columns) == ["id", "name"]
+    assert list(result.df["name"]) == ["Durham", ""]
+    assert "<td>37063</td><td>Durham</td>" in result_html(result)

@@ -82,14 +82,30 @@ def unit_of(name: str, units: Mapping[str, str]) -> str | None:
     return suffix if suffix in UNIT_DECIMALS else None
 
 
-def answer_rows(payload: Any) -> list[dict[str, Any]]:
+def answer_rows(payload: Any, labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The answer payload as table rows (one per entity/item/record; one row for a mapping).
+
+    With ``labels`` (a name per code), each row gets a ``name`` right after its code column
+    (``id``, else the first column holding a labelled code; empty for a code without a name,
+    none at all when the payload has a ``name`` of its own): the terminal table, the notebook
+    view, the workspace page and ``AskResult.df`` read the same rows.
 
     >>> answer_rows({"items": [{"rank": 1, "id": "TX", "value": 3.5}], "unit": "USD"})
     [{'rank': 1, 'id': 'TX', 'value': 3.5}]
     >>> answer_rows({"value": 42, "unit": "count"})
     [{'value': 42, 'unit': 'count'}]
+    >>> answer_rows({"records": [{"iata": "LGA", "km": 17.2}]}, {"LGA": "LaGuardia"})
+    [{'iata': 'LGA', 'name': 'LaGuardia', 'km': 17.2}]
     """
+    rows = _rows(payload)
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    key = _labelled(columns, rows, labels or {})
+    if key is None:
+        return rows
+    return [_named(row, key, (labels or {}).get(str(row.get(key)), "")) for row in rows]
+
+
+def _rows(payload: Any) -> list[dict[str, Any]]:
     if isinstance(payload, Mapping):
         for key in _ROW_KEYS:
             rows = payload.get(key)
@@ -99,6 +115,15 @@ def answer_rows(payload: Any) -> list[dict[str, Any]]:
     if isinstance(payload, list) and all(isinstance(r, Mapping) for r in payload):
         return [dict(r) for r in payload]
     return [{"value": payload}]
+
+
+def _named(row: dict[str, Any], key: str, name: str) -> dict[str, Any]:
+    named: dict[str, Any] = {}
+    for column, value in row.items():
+        named[column] = value
+        if column == key:
+            named["name"] = name
+    return named if key in row else {**row, "name": name}
 
 
 def headline(answer_type: str, payload: Any) -> str:
@@ -180,13 +205,9 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
     """
     data = payload if isinstance(payload, Mapping) else {"value": payload}
     units = field_units(data)
-    rows = answer_rows(payload)
+    rows = answer_rows(payload, labels)
     columns = [c for c in dict.fromkeys(k for row in rows for k in row)
                if not (len(rows) == 1 and c in ("unit", "units"))]
-    key = _labelled(columns, rows, labels or {})
-    if key is not None:
-        columns.insert(columns.index(key) + 1, "name")
-        rows = [{**row, "name": (labels or {}).get(str(row.get(key)), "")} for row in rows]
     shown = rows[:max_rows]
     cells = [[_cell(row.get(c), unit_of(c, units)) for c in columns] for row in shown]
     heads = [c + (f" [{units[c]}]" if c in units else "") for c in columns]

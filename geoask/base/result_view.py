@@ -101,7 +101,8 @@ def result_html(result: Any) -> str:
     parts = [f"<div><p><b>{status}</b>: {html.escape(result.message)}</p>"]
     if result.answer is not None:
         parts.append(f"<p>answer ({html.escape(result.answer.answer_type.value)})</p>")
-        parts.append(table_html(answer_rows(result.answer.data_payload)))
+        parts.append(table_html(answer_rows(result.answer.data_payload,
+                                            getattr(result, "names", None))))
     parts += [_map_html(url) for url in result.maps if url.endswith(".png")]
     parts += [f'<p><a href="{html.escape(_href(url))}" target="_blank">interactive map</a> '
               f"<code>{html.escape(url)}</code></p>"
