@@ -338,8 +338,7 @@ def showcase_command(
     model: str = typer.Option("reference", "--model", "-m", help="The benchmark's model."),
     out: Path | None = SHOWCASE_OUT_OPTION,
     only: list[str] | None = SHOWCASE_CASE_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print each run's answer as JSON, "
-                                 "at full precision, instead of the table."),
+    as_json: bool = typer.Option(False, "--json", help="Answers as JSON, full precision."),
 ) -> None:
     """Print three benchmark questions with their answers and evidence trails."""
     from flows.benchmark_case import run_case
@@ -365,11 +364,9 @@ def showcase_command(
 
 
 def showcase_text(question: str, run: object, *, as_json: bool = False) -> str:
-    """One showcase block: question, status, the answer as ``geoask ask`` prints it, evidence.
+    """One showcase block: question, status, answer (as ``geoask ask`` prints it), evidence.
 
-    The answer reads as the terminal answer (:func:`geoask.base.answer_text.answer_lines`:
-    headline, values rounded by unit, names beside codes); ``as_json`` prints the answer as
-    JSON at full precision instead.
+    The answer: :func:`geoask.base.answer_text.answer_lines`; ``as_json``: full-precision JSON.
     """
     import json
 
