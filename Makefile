@@ -26,10 +26,17 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 # prefect, sqlglot, pydantic ... from source at each start (geoask sql check: 0.98 s -> 0.38 s CPU).
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: help setup system-packages demo scale-benchmark anycrs-benchmark local-model test lint typecheck unit lock lock-check test-latest down clean
+.PHONY: help setup ports system-packages demo scale-benchmark anycrs-benchmark local-model test lint typecheck unit lock lock-check test-latest down clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+# Before the first install (a minute or more): a port geoask will listen on that another program
+# holds is one line naming the setting and a free port. Once installed, geoask's own commands
+# check their port (a cluster or server of this checkout may hold it by then).
+ports: ## Check the ports geoask listens on (GEOASK_DB_PORT, GEOASK_SERVER_PORT) before installing
+	@if [ ! -e $(STAMP) ] && command -v $(PYTHON) >/dev/null; then \
+	  $(PYTHON) scripts/check_ports.py --again "make $(or $(MAKECMDGOALS),setup)"; fi
 
 system-packages: ## Install PostGIS and bubblewrap from Debian when missing (root only)
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -57,7 +64,7 @@ $(STAMP): pyproject.toml $(wildcard uv.lock) $(UV_STAMP)
 	@$(UV) sync --locked --extra dev --python $(PYTHON) --quiet || { $(STALE_LOCK); }
 	@touch $(STAMP)
 
-setup: system-packages $(STAMP) ## Create .venv, install geoask, the system packages and the sandbox runtime
+setup: ports system-packages $(STAMP) ## Create .venv, install geoask, the system packages and the sandbox runtime
 	@$(BIN)/python -m compileall -q -j 0 geoask agents flows tasks sandbox >/dev/null
 	$(BIN)/geoask sandbox setup
 

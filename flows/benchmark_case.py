@@ -76,7 +76,7 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
         answer=result.answer.model_dump(mode="json") if result.answer else None,
         message=result.message, evidence=result.evidence, time_s=time.perf_counter() - begin,
         log=services.recorder.log.to_json_dict(), artifact_folder=result.artifact_folder,
-        flow_run_id=result.flow_run_id)
+        flow_run_id=result.flow_run_id, names=result.names)
 
 
 @task(name="benchmark-case", task_run_name="{key.case_id}-{key.variant}-r{key.repeat}", **TASK)

@@ -88,18 +88,21 @@ def answer_from(run: QuestionServices, state: ExecutionState, evidence: str,
                                                reason=f"no answer could be written: "
                                                       f"{output.reason}"))
         return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
-    maps = draw_answer_map(run, state, output, map_focus(intent))
-    return finish(run, state, "answered", output, output.summary, evidence_trail(state), maps)
+    views = draw_answer_map(run, state, output, map_focus(intent))
+    return finish(run, state, "answered", output, output.summary, evidence_trail(state),
+                  views.maps, names=views.names)
 
 
 def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
            answer: FinalAnswer | None, message: str, trail: list[str],
            maps: AnswerMaps | None = None, *, retries: int | None = None,
-           used_sandbox: bool | None = None) -> QuestionResult:
+           used_sandbox: bool | None = None,
+           names: dict[str, str] | None = None) -> QuestionResult:
     """End the run: fill the execution log, publish the run and return its result.
 
     The transitions, recovery count and route come from ``state``; the REACT baseline, which
-    has no plan, gives its ``retries`` (failed tool calls) and ``used_sandbox`` instead.
+    has no plan, gives its ``retries`` (failed tool calls) and ``used_sandbox`` instead;
+    ``names`` are the names of the answer's codes (the map stage's lookup).
     """
     log = run.recorder.log
     log.transitions = [t.value for t in state.transitions]
@@ -115,6 +118,7 @@ def finish(run: QuestionServices, state: ExecutionState, status: Outcome,
         artifact_folder=run.store.folder, flow_run_id=_flow_run_id(),
         dashboard_url=_flow_run_page(),
         maps=[url for url in (maps.png, maps.html) if url] if maps else [],
+        names=names or {},
         geopackage=export_geopackage(run) if run.registry.entries else None,
     )
     publish_run(run.store, log, result.model_dump(mode="json"), state.question, state.variant,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from prefect import task
 
@@ -28,6 +28,7 @@ from geoask.catalog.model import TemporalGranularity
 from geoask.catalog.summary import catalog_summary
 from geoask.maps.answer_map import AnswerMaps, draw_answer_maps
 from geoask.maps.geopackage import GEOPACKAGE_FILE, LAYER_KINDS, write_geopackage
+from geoask.maps.key_lookup import look_up_keys, tables_read_by
 from geoask.records import background_writes
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
@@ -204,17 +205,30 @@ def _enum_or_none(enum: Any, value: str | None) -> Any:
         return None
 
 
+class AnswerViews(NamedTuple):
+    """The map stage's result: its maps (None: nothing drawn), the names of the answer's codes."""
+
+    maps: AnswerMaps | None
+    names: dict[str, str]
+
+
 @task(name="map", task_run_name="map", **RETRIED_TASK)
 def draw_answer_map(services: QuestionServices, state: ExecutionState,
-                    answer: FinalAnswer, focus: MapFocus | None = None) -> AnswerMaps | None:
-    """Draw the answer map (``map.png``, ``map.html``) over the run's exported layers.
+                    answer: FinalAnswer, focus: MapFocus | None = None) -> AnswerViews:
+    """Draw the answer map (``map.png``, ``map.html``); name the answer's codes.
 
     A stage of its own in the execution log: drawing is part of answering, not orchestration.
-    None when the run exported no geometry (:func:`geoask.maps.answer_map.draw_answer_maps`).
+    One read-only lookup by key (:func:`geoask.maps.key_lookup.look_up_keys`) gives the names
+    beside the answer's codes and, when the run exported none of the answer's features, their
+    geometry. Maps None when there is no geometry to draw
+    (:func:`geoask.maps.answer_map.draw_answer_maps`).
     """
+    steps = [step.artifacts for step in state.steps.values()]
     with services.recorder.stage("map"):
-        return draw_answer_maps(services.store, [step.artifacts for step in state.steps.values()],
-                                answer, state.question, focus)
+        keyed = look_up_keys(services.catalog, services.sql_runner, services.settings, answer,
+                             tables_read_by(steps))
+        maps = draw_answer_maps(services.store, steps, answer, state.question, focus, keyed)
+    return AnswerViews(maps, keyed.names if keyed is not None else {})
 
 
 def export_geopackage(services: QuestionServices) -> str | None:

@@ -69,3 +69,46 @@ def test_a_refusal_is_one_line():
 def test_a_database_error_names_its_kind_once():
     error = QueryExecutionError("result_too_large", "the result has more than 10 rows")
     assert f"error: {error}" == "error: result_too_large: the result has more than 10 rows"
+
+
+def test_a_records_code_gets_its_name_beside_it_and_a_payload_name_is_kept():
+    records = {"records": [{"iata": "LGA", "distance_km": 17.1986}], "units": {}}
+    assert payload_table(records, {"LGA": "LaGuardia"}).splitlines() == [
+        "iata  name       distance_km", "LGA   LaGuardia       17.199"]
+    named = {"items": [{"rank": 1, "id": "CT", "name": "Conn.", "value": 1}]}
+    assert "Connecticut" not in payload_table(named, {"CT": "Connecticut"})
+
+
+def test_the_report_shows_the_runs_names_beside_the_codes():
+    answer = FinalAnswer(answer_type="ranked_list", summary="CT first", data_payload={
+        "items": [{"rank": 1, "id": "CT", "value": 40640}, {"rank": 2, "id": "MA",
+                                                            "value": 37992}], "unit": "USD"})
+    result = QuestionResult(status="answered", answer=answer, message="CT first", run_id="r",
+                            artifact_folder="/runs/r", names={"CT": "Connecticut"})
+    table = result_text(result).split("answer (ranked_list):\n")[1].splitlines()
+    assert table[0].split() == ["rank", "id", "name", "value", "[USD]"]
+    assert table[1].split() == ["1", "CT", "Connecticut", "40640"]
+    assert table[2].split() == ["2", "MA", "37992"]  # no name known: none guessed
+
+
+@pytest.mark.parametrize("name", ["geoask.base.answer_text", "geoask.catalog.labels",
+                                  "geoask.base.ports"])
+def test_the_docstring_examples_hold(name):
+    import doctest
+    import importlib
+
+    failures, attempted = doctest.testmod(importlib.import_module(name))[:2]
+    assert failures == 0 and attempted > 0
+
+
+def test_the_notebook_view_and_the_data_frame_carry_the_names_too():
+    from geoask.app.result import AskResult
+    from geoask.base.result_view import result_html
+
+    answer = FinalAnswer(answer_type="entity_list", summary="", data_payload={
+        "entities": [{"id": "37063"}, {"id": "37183"}]})
+    result = AskResult(status="answered", answer=answer, message="m", run_id="r",
+                       artifact_folder="/runs/r", names={"37063": "Durham"})
+    assert list(result.df.columns) == ["id", "name"]
+    assert list(result.df["name"]) == ["Durham", ""]
+    assert "<td>37063</td><td>Durham</td>" in result_html(result)

@@ -60,12 +60,15 @@ class AskResult(QuestionResult):
 
     @property
     def df(self) -> pd.DataFrame:
-        """The answer's payload as a table (one row per entity, item or record)."""
+        """The answer's payload as a table (one row per entity, item or record).
+
+        With a ``name`` column beside the codes the catalog's label columns name (``names``).
+        """
         import pandas as pd
 
         if self.answer is None:
             return pd.DataFrame()
-        return pd.DataFrame(answer_rows(self.answer.data_payload))
+        return pd.DataFrame(answer_rows(self.answer.data_payload, self.names))
 
     @property
     def sql(self) -> list[str]:

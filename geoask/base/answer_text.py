@@ -82,14 +82,30 @@ def unit_of(name: str, units: Mapping[str, str]) -> str | None:
     return suffix if suffix in UNIT_DECIMALS else None
 
 
-def answer_rows(payload: Any) -> list[dict[str, Any]]:
+def answer_rows(payload: Any, labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The answer payload as table rows (one per entity/item/record; one row for a mapping).
+
+    With ``labels`` (a name per code), each row gets a ``name`` right after its code column
+    (``id``, else the first column holding a labelled code; empty for a code without a name,
+    none at all when the payload has a ``name`` of its own): the terminal table, the notebook
+    view, the workspace page and ``AskResult.df`` read the same rows.
 
     >>> answer_rows({"items": [{"rank": 1, "id": "TX", "value": 3.5}], "unit": "USD"})
     [{'rank': 1, 'id': 'TX', 'value': 3.5}]
     >>> answer_rows({"value": 42, "unit": "count"})
     [{'value': 42, 'unit': 'count'}]
+    >>> answer_rows({"records": [{"iata": "LGA", "km": 17.2}]}, {"LGA": "LaGuardia"})
+    [{'iata': 'LGA', 'name': 'LaGuardia', 'km': 17.2}]
     """
+    rows = _rows(payload)
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    key = _labelled(columns, rows, labels or {})
+    if key is None:
+        return rows
+    return [_named(row, key, (labels or {}).get(str(row.get(key)), "")) for row in rows]
+
+
+def _rows(payload: Any) -> list[dict[str, Any]]:
     if isinstance(payload, Mapping):
         for key in _ROW_KEYS:
             rows = payload.get(key)
@@ -99,6 +115,15 @@ def answer_rows(payload: Any) -> list[dict[str, Any]]:
     if isinstance(payload, list) and all(isinstance(r, Mapping) for r in payload):
         return [dict(r) for r in payload]
     return [{"value": payload}]
+
+
+def _named(row: dict[str, Any], key: str, name: str) -> dict[str, Any]:
+    named: dict[str, Any] = {}
+    for column, value in row.items():
+        named[column] = value
+        if column == key:
+            named["name"] = name
+    return named if key in row else {**row, "name": name}
 
 
 def headline(answer_type: str, payload: Any) -> str:
@@ -128,6 +153,19 @@ def headline(answer_type: str, payload: Any) -> str:
     return fields + (f"; unit {unit}" if unit else "")
 
 
+def answer_lines(answer_type: str, payload: Any, summary: str = "",
+                 labels: Mapping[str, str] | None = None) -> list[str]:
+    r"""The terminal answer: headline, the summary (unless it repeats it), then the table.
+
+    >>> answer_lines("scalar", {"value": 26, "unit": "count"}, "There are 26.")
+    ['26', 'There are 26.', '', 'answer (scalar):', 'value [count]\n           26']
+    """
+    title = headline(answer_type, payload)
+    said = " ".join(summary.split())
+    lines = [said] if said.startswith(title) else [title, *([said] if said else [])]
+    return [*lines, "", f"answer ({answer_type}):", payload_table(payload, labels)]
+
+
 def _list_headline(answer_type: str, data: Mapping[str, Any], unit: str | None) -> str:
     rows = answer_rows(data)
     noun = {"entity_list": "entities", "ranked_list": "ranked items",
@@ -155,7 +193,8 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
     Args:
         payload: the answer's ``data_payload``.
         labels: a name for each code (``{"37063": "Durham"}``), shown in a ``name`` column
-            beside ``id``.
+            beside ``id``, else beside the first column holding a labelled code (a record's
+            ``iata``); not when the payload has a ``name`` column of its own.
         max_rows: rows shown before ``... N more rows (--json for all)``.
 
     >>> print(payload_table({"items": [{"rank": 1, "id": "06", "value": 1.23456}],
@@ -166,12 +205,9 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
     """
     data = payload if isinstance(payload, Mapping) else {"value": payload}
     units = field_units(data)
-    rows = answer_rows(payload)
+    rows = answer_rows(payload, labels)
     columns = [c for c in dict.fromkeys(k for row in rows for k in row)
                if not (len(rows) == 1 and c in ("unit", "units"))]
-    if labels and "id" in columns:
-        columns.insert(columns.index("id") + 1, "name")
-        rows = [{**row, "name": labels.get(str(row.get("id")), "")} for row in rows]
     shown = rows[:max_rows]
     cells = [[_cell(row.get(c), unit_of(c, units)) for c in columns] for row in shown]
     heads = [c + (f" [{units[c]}]" if c in units else "") for c in columns]
@@ -184,6 +220,19 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
     if len(rows) > max_rows:
         lines.append(f"... {len(rows) - max_rows} more rows (--json for all)")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _labelled(columns: list[str], rows: list[dict[str, Any]],
+              labels: Mapping[str, str]) -> str | None:
+    """The column the names go beside: ``id``, else the first holding a labelled code."""
+    if not labels or "name" in columns:
+        return None
+    for column in sorted(columns, key=lambda c: c != "id"):
+        codes = [row.get(column) for row in rows]
+        if any(isinstance(v, str | int) and not isinstance(v, bool) and str(v) in labels
+               for v in codes):
+            return column
+    return None
 
 
 def _cell(value: Any, unit: str | None) -> str:

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, Final
 
-from geoask.base.answer_text import answer_rows, headline, payload_table
+from geoask.base.answer_text import answer_lines, answer_rows
 
 MAX_TABLE_ROWS: Final = 200
 __all__ = ["answer_rows", "printable", "result_html", "result_text"]
@@ -58,12 +58,8 @@ def _opening(result: Any) -> list[str]:
         message = (" ".join(result.message.split())
                    if getattr(result, "status", "") == "rejected" else result.message)
         return [message]
-    kind = result.answer.answer_type.value
-    title = headline(kind, result.answer.data_payload)
-    summary = " ".join(result.message.split())
-    lines = [summary] if summary.startswith(title) else [title, *([summary] if summary else [])]
-    return [*lines, "", f"answer ({kind}):",
-            payload_table(result.answer.data_payload)]
+    return answer_lines(result.answer.answer_type.value, result.answer.data_payload,
+                        result.message, getattr(result, "names", None))
 
 
 def printable(text: str) -> str:
@@ -105,7 +101,8 @@ def result_html(result: Any) -> str:
     parts = [f"<div><p><b>{status}</b>: {html.escape(result.message)}</p>"]
     if result.answer is not None:
         parts.append(f"<p>answer ({html.escape(result.answer.answer_type.value)})</p>")
-        parts.append(table_html(answer_rows(result.answer.data_payload)))
+        parts.append(table_html(answer_rows(result.answer.data_payload,
+                                            getattr(result, "names", None))))
     parts += [_map_html(url) for url in result.maps if url.endswith(".png")]
     parts += [f'<p><a href="{html.escape(_href(url))}" target="_blank">interactive map</a> '
               f"<code>{html.escape(url)}</code></p>"

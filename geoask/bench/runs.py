@@ -47,6 +47,7 @@ class CaseRun(BaseModel):
         time_s: wall time of the question run (s), Prefect orchestration included.
         log: the run's execution log (``execution_log.json``); None when it never started.
         artifact_folder: the run's artifact folder; flow_run_id: its Prefect flow run.
+        names: the names of the answer's codes (the run's lookup by key), shown beside them.
         infrastructure: the run ended on an infrastructure failure
             (``geoask.models.retry.is_infrastructure_failure``): scored with root cause
             ``infrastructure`` and run again when the benchmark resumes.
@@ -65,6 +66,7 @@ class CaseRun(BaseModel):
     log: dict[str, Any] | None = None
     artifact_folder: str = ""
     flow_run_id: str | None = None
+    names: dict[str, str] = Field(default_factory=dict)
     infrastructure: bool = False
 
 

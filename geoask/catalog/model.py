@@ -36,6 +36,7 @@ from geoask.base.yamlio import load_yaml
 from geoask.catalog.granularity import COMMON_SPATIAL_GRANULARITIES as COMMON_SPATIAL_GRANULARITIES
 from geoask.catalog.granularity import SpatialGranularity, TemporalGranularity
 from geoask.catalog.join_path import Cardinality, JoinPath, cardinality
+from geoask.catalog.labels import Labels
 from geoask.catalog.review import FROM_DATABASE, path_label, table_todos, unreviewed_lines
 from geoask.catalog.review import TODO as TODO
 from geoask.catalog.review import Todo as Todo
@@ -228,6 +229,8 @@ class Table(_Strict):
     )
     foreign_keys: list[ForeignKey] = Field(default_factory=list)
     columns: list[Column]
+    labels: Labels | None = Field(default=None, description="The column naming rows for "
+                                  "people and the code columns it names (geoask.catalog.labels).")
     notes: list[str] = Field(
         default_factory=list,
         description="Drafts: what the draft could not measure (e.g. sampling stopped after "
@@ -240,7 +243,8 @@ class Table(_Strict):
     def _keys_name_columns(self) -> Table:
         names = {c.name for c in self.columns}
         used = set(self.primary_key) | {c for fk in self.foreign_keys for c in fk.columns}
-        used |= {c for key in self.unique for c in key}
+        used |= {c for key in self.unique for c in key} | (self.labels.columns if self.labels
+                                                           else set())
         missing = sorted(used - names)
         if missing:
             raise ValueError(f"table {self.name}: key columns {missing} are not declared")

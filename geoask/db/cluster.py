@@ -29,7 +29,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from geoask.base.ports import port_is_free, taken_port_message
+from geoask.base.ports import DB_PORT, port_is_free, taken_port_message
 from geoask.catalog.model import load_catalog
 from geoask.errors import ConfigurationError, DatabaseError
 from geoask.settings import Settings
@@ -115,7 +115,7 @@ class EmbeddedCluster:
             self._bootstrap()
             return False
         if not port_is_free(self.port):  # before initdb and storage: fail in a second
-            raise DatabaseError(taken_port_message(self.port, "GEOASK_DB_PORT", "geoask db up"))
+            raise DatabaseError(taken_port_message(self.port, DB_PORT.setting, DB_PORT.command))
         self._prepare_storage()
         if not self.is_initialized():
             self._initdb()

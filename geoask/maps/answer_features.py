@@ -99,6 +99,7 @@ class AnswerFeatures:
         links: shortest lines from the reference to the answer (``nearest``), if any.
         values: the payload field the answer is graduated by (two or more values), if any.
         headline: the one line of a scalar or object answer (legend), if any.
+        looked_up: the table the answer's geometry was looked up in by key, if it was.
 
     """
 
@@ -113,6 +114,7 @@ class AnswerFeatures:
     links: gpd.GeoDataFrame | None = None
     values: ValueField | None = None
     headline: str | None = None
+    looked_up: str | None = None
 
     def bounds(self) -> Bounds:
         """``(west, south, east, north)`` in degrees of the answer and reference, else all layers.

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     import geopandas as gpd
     from matplotlib.axes import Axes
 
+    from geoask.maps.key_lookup import KeyedFeatures
     from geoask.records.run_artifacts import RunArtifacts
     from geoask.vocabulary.answers import FinalAnswer
     from geoask.vocabulary.artifacts import ArtifactRef
@@ -148,8 +149,9 @@ def render_answer_map(features: AnswerFeatures, title: str,
                 handlelength=max(2.0, tallest / LEGEND_FONT))
     axes.set_title(plain_text(textwrap.fill(title, TITLE_WIDTH, max_lines=TITLE_LINES,
                                             placeholder=" ...")), fontsize=10, loc="left")
-    sources = ["feature exports (EPSG:4326)"] if features.context or features.answer is not None \
-        else []
+    sources = ["feature exports (EPSG:4326)"] if features.context or (
+        features.answer is not None and not features.looked_up) else []
+    sources += [f"lookup by key in {features.looked_up}"] if features.looked_up else []
     source = " and ".join([*sources, *(["GeoTIFFs"] if rasters else [])])
     axes.set_xlabel(f"drawn in {view.crs} from the run's {source}; context: Natural Earth"
                     if planar_units is None else
@@ -212,7 +214,8 @@ class AnswerMaps:
 
 def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
                      answer: FinalAnswer | None, title: str,
-                     focus: MapFocus | None = None) -> AnswerMaps | None:
+                     focus: MapFocus | None = None,
+                     keyed: KeyedFeatures | None = None) -> AnswerMaps | None:
     """Write ``map.png`` and ``map.html`` of a run; their markdown section for the UI.
 
     Args:
@@ -223,6 +226,9 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
         title: the map title (the question).
         focus: the intent's reference, relation and distance
             (:func:`geoask.vocabulary.focus.map_focus`): reference features, ring, links.
+        keyed: the answer's coded features looked up by key
+            (:func:`geoask.maps.key_lookup.look_up_keys`): the answer's geometry when the run's
+            own layers hold none of the answer's features; the legend says where it came from.
 
     Returns:
         The maps' URLs and markdown, or None when the run exported no geometry or drawing
@@ -237,13 +243,17 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
         if units is not None:  # planar layers have no place on the Earth: drawn alone
             layers = {n: f for n, f in layers.items() if planar_units(f) == units}
             files, rasters = [(n, u) for n, u in files if n in layers], []
-        if not layers and not rasters:
+        if not layers and not rasters and (keyed is None or keyed.features is None):
             return None
         done = [artifacts for artifacts in step_artifacts if artifacts]
         final_count = len(feature_layers(done[-1:]))
         final = [name for name, _ in files[len(files) - final_count:]] if final_count else []
         placed = focus if units is None else None  # a planar reference has no metres to ring
         features = pick_answer(answer, layers, final, placed) if layers else AnswerFeatures(None)
+        if units is None and features.answer is None and keyed is not None:
+            features = _looked_up(features, answer, layers, placed, keyed)
+        if features.answer is None and not layers and not rasters:
+            return None
         if units is not None and features.answer is not None and features.answer.crs:
             features = replace(features, answer=None)  # lon/lat answer geometry: not placeable
         if rasters:
@@ -267,6 +277,22 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
     markdown = Markdown("## Map\n\n![answer map](data:image/png;base64,{})\n\n{}\n\n"
                         "file: {}; {}").format(Markdown(encoded), how, file_link(png_url), where)
     return AnswerMaps(png=png_url, html=html_url, markdown=markdown)
+
+
+def _looked_up(features: AnswerFeatures, answer: FinalAnswer | None,
+               layers: dict[str, gpd.GeoDataFrame], focus: MapFocus | None,
+               keyed: KeyedFeatures) -> AnswerFeatures:
+    """The answer's features from the lookup by key, when the run exported none of them.
+
+    Drawn as the answer (not as a fetched layer), the legend saying where they came from;
+    ``features`` unchanged when the lookup has no geometry or none matches.
+    """
+    if keyed.features is None:
+        return features
+    found = pick_answer(answer, {**layers, keyed.table: keyed.features}, (), focus)
+    if found.answer is None:
+        return features
+    return replace(found, how=keyed.how, context=layers, looked_up=keyed.table)
 
 
 def _read_bytes(url: str) -> bytes:

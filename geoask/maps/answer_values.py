@@ -23,6 +23,9 @@ from geoask.vocabulary.answers import AnswerType, FinalAnswer
 
 VALUE_COLUMN: Final = "answer value"
 LABEL_COLUMN: Final = "answer label"
+NAME_COLUMN: Final = "name_column"
+"""``attrs`` key of a layer naming its column of feature names (labels show the name, not the
+code it was matched by: :mod:`geoask.maps.key_lookup`)."""
 MAX_LABELS: Final = 25
 """Labels drawn on a map at most (more answer features: popups and legend only)."""
 
@@ -122,8 +125,10 @@ def annotate(frame: gpd.GeoDataFrame, column: str, answer: FinalAnswer,
     annotated = frame.copy()
     values = [row.get(field.name) if field else None for row in matched]
     annotated[VALUE_COLUMN] = [float(v) if is_number(v) else None for v in values]
+    named = frame.attrs.get(NAME_COLUMN)  # a layer that carries its features' names
+    owns = frame[named] if named in frame.columns else frame[column]
     annotated[LABEL_COLUMN] = [_label(row, own, field) for row, own in
-                               zip(matched, frame[column], strict=True)]
+                               zip(matched, owns, strict=True)]
     for name in dict.fromkeys(k for row in matched for k in row):
         if name != key_field and name not in annotated.columns:  # the row's other fields
             annotated[name] = [row.get(name) for row in matched]

@@ -23,6 +23,12 @@ only for transient failures (408, 409, 429, 5xx, dropped connections) with expon
 can read; :func:`token_usage` (re-exported from :mod:`geoask.models.tokens`) gives
 prompt/completion tokens of a run, counted with the shipped local tokenizer where a backend
 reports none.
+
+Importing this module switches off pydantic-ai's first-run banner (``pydantic_ai.BANNER_ENABLED``:
+Logfire set-up advice for people writing pydantic-ai code, printed to a terminal's stderr).
+geoask runs agents on its users' behalf; pydantic-ai leaves the banner out for a run an installed
+package starts, but ``make setup`` installs geoask editable, from its source tree, so ``geoask
+bench`` in a terminal printed it. Every agent's model comes from here, before its first run.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+import pydantic_ai
 from pydantic_ai import exceptions as ai_errors
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings, merge_model_settings
@@ -43,6 +50,8 @@ from geoask.models.tokens import TokenUsage, token_usage
 from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME
 from geoask.settings import Settings
 from geoask.settings.models import AGENT_ROLES
+
+pydantic_ai.BANNER_ENABLED = False  # see the module docstring
 
 QUESTION_ROLES: Final = tuple(role.name for role in AGENT_ROLES if role.question_run)
 """The agents of a question run (``react`` only in the REACT variant)."""

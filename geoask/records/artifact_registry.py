@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from geoask.base.formats import JSON
 from geoask.base.storage import filesystem_for, write_atomic
+from geoask.catalog.model import PLANAR
 from geoask.errors import ArtifactWriteError
-from geoask.sql.crs import PLANAR
 from geoask.vocabulary.artifacts import ArtifactRef
 
 REGISTRY_FILE = "registry.json"

@@ -28,7 +28,7 @@ from types import TracebackType
 
 import httpx
 
-from geoask.base.ports import LOOPBACK, port_is_free, taken_port_message
+from geoask.base.ports import LOOPBACK, SERVER_PORT, port_is_free, taken_port_message
 from geoask.errors import ServiceError
 from geoask.settings import Settings
 
@@ -264,8 +264,8 @@ class PrefectServer:
 
         """
         if not port_is_free(self.port):
-            raise ServiceError(taken_port_message(self.port, "GEOASK_SERVER_PORT",
-                                                  "geoask server"))
+            raise ServiceError(taken_port_message(self.port, SERVER_PORT.setting,
+                                                  SERVER_PORT.command))
         self.settings.prefect_home.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         begin = time.perf_counter()

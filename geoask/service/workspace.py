@@ -192,8 +192,8 @@ def turn_html(number: int, asked: Turn, token: str) -> str:
         return f"{opening}<p class=error>{html.escape(asked.error or '')}</p></section>"
     parts = [f"{opening}<p class=message>{html.escape(turn.message)}</p>"]
     if turn.answer is not None:
-        parts.append(f"<div class=answer>{table_html(answer_rows(turn.answer.data_payload))}"
-                     "</div>")
+        rows = answer_rows(turn.answer.data_payload, turn.names)
+        parts.append(f"<div class=answer>{table_html(rows)}</div>")
     if any(url.endswith(".html") for url in turn.maps):
         src = f"{MAP_ROUTE}{quote(turn.run_id)}?" + urlencode({"token": token})
         parts.append(f'<iframe class=map title="answer map" src="{html.escape(src)}"></iframe>')

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from geoask.base.ports import DB_PORT
 from geoask.settings.paths import PACKAGE, default_home
 
 
@@ -38,7 +39,7 @@ class DatabaseSettings(BaseModel):
         ),
     )
     db_port: int = Field(
-        default=55432, ge=1024, le=65535,
+        default=DB_PORT.default, ge=1024, le=65535,
         description="TCP port of the embedded cluster (listens on 127.0.0.1 only).",
     )
     db_os_user: str = Field(

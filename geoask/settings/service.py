@@ -9,12 +9,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from geoask.base.ports import SERVER_PORT
+
 
 class ServiceSettings(BaseModel):
     """Prefect server and deployments (geoask/service/, issue #8)."""
 
     server_port: int = Field(
-        default=4200, ge=1024, le=65535,
+        default=SERVER_PORT.default, ge=1024, le=65535,
         description="TCP port of the Prefect server `geoask server` starts (on 127.0.0.1 only).",
     )
     server_database_url: str | None = Field(

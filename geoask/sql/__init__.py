@@ -9,9 +9,12 @@ Quick start::
 
 from __future__ import annotations
 
-from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
-from geoask.sql.guard import CheckedQuery, check_sql, find_violation
-from geoask.sql.violation import GuardViolation
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from geoask.sql.context import AnswerContract, GuardContext, SpatialPolicy
+    from geoask.sql.guard import CheckedQuery, check_sql, find_violation
+    from geoask.sql.violation import GuardViolation
 
 __all__ = [
     "AnswerContract",
@@ -22,3 +25,18 @@ __all__ = [
     "check_sql",
     "find_violation",
 ]
+_HOMES = {"AnswerContract": "context", "GuardContext": "context", "SpatialPolicy": "context",
+          "CheckedQuery": "guard", "check_sql": "guard", "find_violation": "guard",
+          "GuardViolation": "violation"}
+"""Where each re-exported name lives: imported on first use, so importing one submodule
+(``geoask.sql.context`` for a variant's policy, say) does not import the guard, its two SQL
+parsers and numpy - about a second of ``geoask ask``'s start on the warm-worker path."""
+
+
+def __getattr__(name: str) -> object:
+    """The re-exported names of :data:`__all__`, imported lazily from their modules."""
+    if name in _HOMES:
+        import importlib
+
+        return getattr(importlib.import_module(f"geoask.sql.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'geoask.sql' has no attribute {name!r}")

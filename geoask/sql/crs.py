@@ -45,6 +45,7 @@ from pyproj import CRS, Transformer
 from pyproj.exceptions import CRSError
 from shapely.geometry.base import BaseGeometry
 
+from geoask.catalog.model import PLANAR as PLANAR
 from geoask.errors import CrsError
 from geoask.sql.executor import QueryResult, ResultColumn
 from geoask.sql.metric_crs import distances_are_geodesic, epsg_code, metric_crs_for_extent
@@ -52,7 +53,6 @@ from geoask.sql.srs import SpatialRefSys, crs_from_definition
 
 WGS84_SRID = 4326
 UNKNOWN_SRID = 0
-PLANAR = "planar"
 """``NativeCrs.crs`` of SRID 0 values the catalog declares planar (in no named CRS)."""
 PLANAR_MARKER = "planar coordinates in"
 """Opens the description of planar data in a preview's ``crs of`` line (:func:`planar_text`)."""

@@ -32,6 +32,8 @@ class QuestionResult(BaseModel):
         artifact_folder: fsspec URL of the run's artifact folder.
         flow_run_id: the Prefect flow run (its artifacts are in the UI), when known.
         maps: URLs of the answer maps (``map.png``, ``map.html``) when some were drawn.
+        names: the names of the answer's codes (``{"CT": "Connecticut"}``) from the catalog's
+            label columns (:mod:`geoask.maps.key_lookup`), shown beside the codes.
         geopackage: URL of ``layers.gpkg``, every layer of the run in its native CRS, when
             the run registered one.
         dashboard_url: the flow run's page in the Prefect UI, when known.
@@ -51,6 +53,7 @@ class QuestionResult(BaseModel):
     artifact_folder: str
     flow_run_id: str | None = None
     maps: list[str] = Field(default_factory=list)
+    names: dict[str, str] = Field(default_factory=dict)
     geopackage: str | None = None
     dashboard_url: str | None = None
     conversation: str | None = None

@@ -192,3 +192,19 @@ def test_default_counter_is_the_shipped_tokenizer():
                             model=TestModel(custom_output_text="one hundred"))
     usage = token_usage(result.all_messages())
     assert usage.requests == 1 and usage.prompt_tokens > 0 and usage.completion_tokens > 0
+
+
+def test_pydantic_ais_first_run_banner_is_off_for_geoasks_agents():
+    """The banner (Logfire advice, to a terminal's stderr) is switched off at pydantic-ai's own
+    setting: checked outside pytest, whose PYTEST_VERSION would hide it anyway."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from pydantic_ai import _display; before = _display._banner_suppressed(); "
+            "import geoask.models.llm; print(before, _display._banner_suppressed())")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_VERSION", "CI", "PYDANTIC_AI_NO_BANNER")}
+    ran = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert ran.stdout.split() == ["False", "True"]

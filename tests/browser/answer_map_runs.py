@@ -10,6 +10,7 @@ pixel centres), and its focus is the intent the reference model gives the case
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,8 @@ import pandas as pd
 from pyproj import Geod
 
 from geoask.cases.loader import load_cases
+from geoask.catalog.model import load_catalog
+from geoask.maps.key_lookup import KeyedFeatures, best_match, candidates, tables_read_by
 from geoask.models.reference.intent import case_intent
 from geoask.records.run_artifacts import RunArtifacts
 from geoask.vocabulary.answers import FinalAnswer
@@ -39,6 +42,7 @@ class DemoRun:
     title: str
     focus: MapFocus | None = None
     answer_ids: list[str] = field(default_factory=list)
+    keyed: KeyedFeatures | None = None
 
 
 def demo(table: str) -> gpd.GeoDataFrame:
@@ -177,7 +181,37 @@ def bbox(store: RunArtifacts) -> DemoRun:
                    ["bbox"])
 
 
+def codes_only(store: RunArtifacts) -> DemoRun:
+    """states-006 as its verified SQL answers it: postal codes and incomes, no geometry.
+
+    The map's geometry comes from the lookup by key (:mod:`geoask.maps.key_lookup`): its
+    query is the one a run sends, its rows are read here from the shipped ``us_states``.
+    """
+    (loaded,) = load_cases(CASES, only=["states-006"])
+    sql = loaded.case.reference.steps[0].statements[0].sql
+    states = demo("us_states")
+    income = pd.read_parquet(DEMO / "state_income_annual.parquet")
+    joined = states.merge(income[income["year"] == 2000], on="state_fips")
+    top = joined.sort_values(["per_capita_income_usd", "state_abbr"],
+                             ascending=[False, True]).head(5)
+    rows = [{"state_abbr": a, "per_capita_income_usd": int(v)}
+            for a, v in zip(top["state_abbr"], top["per_capita_income_usd"], strict=True)]
+    url = store.write_text("sql-1/top_2000.json", json.dumps(rows))
+    items = [{"rank": r, "id": row["state_abbr"], "value": row["per_capita_income_usd"]}
+             for r, row in enumerate(rows, start=1)]
+    final = answer("ranked_list", {"items": items, "unit": "USD", "order": "descending"})
+    steps = [[ArtifactRef(name="top_2000", url=url, format="json", sql=sql)]]
+    catalog = load_catalog()
+    found = candidates(catalog, final, tables_read_by(steps))
+    by_abbr = states.set_index("state_abbr")
+    looked_up = [(0, code, by_abbr.loc[code, "state_name"], by_abbr.geometry.loc[code])
+                 for code in found[0].values if code in by_abbr.index]
+    question, focus = case_focus("states-006")
+    return DemoRun(steps, final, question, focus, list(top["state_abbr"]),
+                   best_match(catalog, found, looked_up))
+
+
 DEM = DEMO / "lux_elevation.tif"
 RUNS = {"scalar-count": scalar_count, "entity-list": entity_list, "nearest-distance": nearest,
         "ranked-polygons": ranked_polygons, "records": records_points,
-        "raster-zonal-ranking": raster_zonal, "bbox": bbox}
+        "raster-zonal-ranking": raster_zonal, "bbox": bbox, "codes-only": codes_only}

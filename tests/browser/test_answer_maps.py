@@ -1,7 +1,8 @@
 """The answer maps of every answer type in headless Chromium, offline, with screenshots.
 
 One demo question per answer type (:mod:`answer_map_runs`: scalar count, entity list, nearest
-+ distance, ranked polygons, records, raster zonal ranking, bbox) is drawn by
++ distance, ranked polygons, records, raster zonal ranking, bbox, and a ranked list of codes
+whose run exported no geometry) is drawn by
 :func:`geoask.maps.answer_map.draw_answer_maps` as a question run draws it; the test opens its
 ``map.html`` from ``file://`` with the network off and reads what Leaflet drew: SVG paths per
 role (answer, reference, ring, link, context, countries), the labels, the legend panel and
@@ -54,7 +55,7 @@ def opened(browser, kind: str, tmp_path: Path) -> tuple[DemoRun, dict, Path]:
     context, requests = browser
     store = RunArtifacts(str(tmp_path), kind)
     run = RUNS[kind](store)
-    maps = draw_answer_maps(store, run.steps, run.answer, run.title, run.focus)
+    maps = draw_answer_maps(store, run.steps, run.answer, run.title, run.focus, run.keyed)
     assert maps is not None and maps.html is not None
     page = context.new_page()
     errors: list[str] = []
@@ -156,6 +157,19 @@ def test_ranked_polygons_are_a_choropleth_with_a_legend_of_values(browser, tmp_p
     assert len({row["colour"] for row in classes}) == 5  # one colour per value
     first = run.answer.data_payload["items"][0]
     assert f"1. {first['name']} {first['value']:,.0f} USD" in seen["labels"]
+
+
+def test_codes_without_geometry_are_drawn_from_the_lookup_by_key_and_say_so(browser,
+                                                                           tmp_path):
+    run, seen, _ = opened(browser, "codes-only", tmp_path)
+    check_common(seen)
+    assert run.keyed is not None and len(run.keyed.names) == 5
+    assert seen["paths"]["answer"] == 5 and seen["paths"]["context"] == 0
+    assert "looked up in demo.us_states by state_abbr; the run exported none" in seen["legend"]
+    classes = [row for row in seen["state"]["legend"] if row["role"] == "class"]
+    assert len(classes) == 5 and all(row["label"].endswith(" USD") for row in classes)
+    first = run.answer.data_payload["items"][0]
+    assert f"1. {run.keyed.names[first['id']]} {first['value']:,.0f} USD" in seen["labels"]
 
 
 def test_records_with_values_are_proportional_symbols(browser, tmp_path):

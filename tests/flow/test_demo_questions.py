@@ -54,6 +54,10 @@ def test_filter_rank(ran, reader):
         reader)
     assert result.route == "sql_only"
     assert result.transitions == ["continue", "continue"]
+    # postal codes only, no geometry exported: names and the map come from one lookup by key
+    names = dict(reader.execute("SELECT state_abbr, state_name FROM demo.us_states").fetchall())
+    assert result.names == {item["id"]: names[item["id"]] for item in items}
+    assert any(url.endswith("map.html") for url in result.maps)
 
 
 def test_join_aggregation(ran, reader):

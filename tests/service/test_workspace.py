@@ -52,6 +52,15 @@ def test_every_text_of_a_turn_is_escaped(tmp_path):
     assert 'src="/map/run-1?token=tok"' in text
 
 
+def test_names_beside_codes_are_shown_and_escaped(tmp_path):
+    answer = FinalAnswer(answer_type="ranked_list", summary="", data_payload={
+        "items": [{"rank": 1, "id": "CT", "value": 1}], "unit": "USD"})
+    named = result(tmp_path).model_copy(update={"answer": answer, "names": {"CT": EVIL}})
+    text = turn_html(1, Turn("q", named), "tok")
+    assert "<th>name</th>" in text and "<td>CT</td><td>&lt;script&gt;" in text
+    assert "<script>" not in text
+
+
 def test_an_error_turn_is_one_escaped_line(tmp_path):
     text = turn_html(2, Turn(EVIL, error=f"ConfigurationError: {EVIL}"), "tok")
     assert "<script>" not in text and 'id="turn-2"' in text

@@ -343,6 +343,7 @@ def showcase_command(
     model: str = typer.Option("reference", "--model", "-m", help="The benchmark's model."),
     out: Path | None = SHOWCASE_OUT_OPTION,
     only: list[str] | None = SHOWCASE_CASE_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Answers as JSON, full precision."),
 ) -> None:
     """Print three benchmark questions with their answers and evidence trails."""
     from flows.benchmark_case import run_case
@@ -363,23 +364,31 @@ def showcase_command(
 
             with prefect_api(settings):
                 run = run_case(by_id[case_id], key, settings)
-        typer.echo(showcase_text(by_id[case_id].question, run))
+        typer.echo(showcase_text(by_id[case_id].question, run, as_json=as_json))
 
 
-def showcase_text(question: str, run: object) -> str:
-    """One showcase block: question, status, answer payload, evidence trail, artifacts."""
+def showcase_text(question: str, run: object, *, as_json: bool = False) -> str:
+    """One showcase block: question, status, answer (as ``geoask ask`` prints it), evidence.
+
+    The answer: :func:`geoask.base.answer_text.answer_lines`; ``as_json``: full-precision JSON.
+    """
     import json
 
+    from geoask.base.answer_text import answer_lines
+    from geoask.base.result_view import printable
     from geoask.bench.runs import CaseRun
 
     assert isinstance(run, CaseRun)
     answer = run.answer or {}
-    lines = [f"\n=== {run.case_id}: {question}",
-             f"status {run.status} in {run.time_s:.1f} s — {run.message}"]
-    if answer:
-        lines += ["answer payload:",
-                  json.dumps(answer.get("data_payload"), ensure_ascii=False, indent=1)[:1500]]
-    lines += ["evidence trail:", *(f"  - {line}" for line in run.evidence)]
+    lines = [f"\n=== {run.case_id}: {question}", f"status {run.status} in {run.time_s:.1f} s"]
+    if answer and as_json:
+        lines += [run.message, json.dumps(answer, ensure_ascii=False, indent=1)]
+    elif answer:
+        lines += answer_lines(str(answer.get("answer_type")), answer.get("data_payload"),
+                              run.message, run.names)
+    else:
+        lines.append(run.message)
+    lines += ["", "evidence trail:", *(f"  - {line}" for line in run.evidence)]
     if run.log:
         calls = run.log.get("model_calls") or []
         tokens = sum(c.get("prompt_tokens", 0) + c.get("completion_tokens", 0) for c in calls)
@@ -391,4 +400,4 @@ def showcase_text(question: str, run: object) -> str:
                   f"tool trace: {tools}"]
     lines.append(f"artifacts: {run.artifact_folder} (SQL, previews, scripts, exported files, "
                  "execution_log.json, summary.md)")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # database values: escapes shown, not run
