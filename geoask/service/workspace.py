@@ -12,10 +12,15 @@ field of the question form), else ``403``. The page runs no script and loads not
 outside: a strict Content-Security-Policy (:data:`PAGE_POLICY`) allows only inline styles,
 frames and forms of its own origin; the map frame may run its inlined Leaflet
 (:data:`MAP_POLICY`). Every model- or database-written text is escaped (``html.escape``).
+A map is isolated from the page: its frame is ``sandbox="allow-scripts"`` and its policy
+carries the same ``sandbox`` directive (an opaque origin even when opened on its own), and its
+URL carries no token, only that one map's key (:func:`map_key`), so a map's script can neither
+read the page nor learn the token.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import html
 import logging
@@ -43,9 +48,12 @@ logger = logging.getLogger(__name__)
 PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
                "frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 """Content-Security-Policy of the page: no script, no request to another origin."""
+MAP_SANDBOX = "allow-scripts"
+"""The map frame's sandbox: scripts in an opaque origin (never ``allow-same-origin``)."""
 MAP_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-              "img-src data: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
-"""Content-Security-Policy of a framed ``map.html``: its inlined Leaflet only, offline."""
+              "img-src data: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; "
+              f"sandbox {MAP_SANDBOX}")
+"""Policy of a framed ``map.html``: its inlined Leaflet only, offline, in a sandbox."""
 MAP_ROUTE = "/map/"
 """``/map/<run id>``: the ``map.html`` of a run this page asked (no other file is served)."""
 MAX_FORM_BYTES = 100_000
@@ -105,8 +113,12 @@ class Workspace:
         form = _form(request) if request.command == "POST" else {}
         if form is None:
             return _send(request, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "question form too large")
-        given = (form.get("token") or query.get("token") or "").encode("utf-8", "surrogateescape")
-        if not hmac.compare_digest(given, self.token.encode()):
+        if request.command == "GET" and parts.path.startswith(MAP_ROUTE):
+            run_id = parts.path.removeprefix(MAP_ROUTE)
+            if not _matches(query.get("key"), map_key(self.token, run_id)):
+                return _send(request, HTTPStatus.FORBIDDEN, "forbidden: not this map's key")
+            return self._map(request, run_id)
+        if not _matches(form.get("token") or query.get("token"), self.token):
             return _send(request, HTTPStatus.FORBIDDEN, "forbidden: open the URL with its token "
                          "(`geoask server status` prints it)")
         if request.command == "GET" and parts.path == "/":
@@ -117,8 +129,6 @@ class Workspace:
                          PAGE_POLICY)
         if request.command == "POST" and parts.path == "/ask":
             return self._ask(request, form)
-        if request.command == "GET" and parts.path.startswith(MAP_ROUTE):
-            return self._map(request, parts.path.removeprefix(MAP_ROUTE))
         return _send(request, HTTPStatus.NOT_FOUND, "not found")
 
     def _ask(self, request: BaseHTTPRequestHandler, form: Mapping[str, str]) -> None:
@@ -195,8 +205,10 @@ def turn_html(number: int, asked: Turn, token: str) -> str:
         parts.append(f"<div class=answer>{table_html(answer_rows(turn.answer.data_payload))}"
                      "</div>")
     if any(url.endswith(".html") for url in turn.maps):
-        src = f"{MAP_ROUTE}{quote(turn.run_id)}?" + urlencode({"token": token})
-        parts.append(f'<iframe class=map title="answer map" src="{html.escape(src)}"></iframe>')
+        src = f"{MAP_ROUTE}{quote(turn.run_id)}?" + urlencode({"key": map_key(token,
+                                                                               turn.run_id)})
+        parts.append(f'<iframe class=map title="answer map" sandbox="{MAP_SANDBOX}" '
+                     f'src="{html.escape(src)}"></iframe>')
     if turn.evidence:
         parts.append("<details class=evidence><summary>evidence</summary><ul>"
                      + "".join(f"<li>{html.escape(line)}</li>" for line in turn.evidence)
@@ -207,6 +219,21 @@ def turn_html(number: int, asked: Turn, token: str) -> str:
                 'target="_blank" rel="noopener">flow run in Prefect</a>')
     parts.append(f"<p class=muted>{run}</p></section>")
     return "\n".join(parts)
+
+
+def map_key(token: str, run_id: str) -> str:
+    """The key of one run's map (HMAC-SHA-256 of the run id under the page token).
+
+    It opens ``/map/<run id>`` and nothing else: a map's script that reads its own URL learns no
+    token.
+    """
+    return hmac.new(token.encode(), run_id.encode("utf-8", "surrogateescape"),
+                    hashlib.sha256).hexdigest()
+
+
+def _matches(given: str | None, secret: str) -> bool:
+    """Whether ``given`` is ``secret``, compared in constant time."""
+    return hmac.compare_digest((given or "").encode("utf-8", "surrogateescape"), secret.encode())
 
 
 def _single(values: Mapping[str, list[str]]) -> dict[str, str]:

@@ -6,7 +6,8 @@ question box with the offline reference model, sees each turn's question and ans
 conversation's expected values), the first run's interactive map drawn in its frame (the
 follow-up reads the first turn's layer and exports none of its own, so its run draws no map)
 and its Prefect flow-run link; every request stays on the page's own origin without a
-Content-Security-Policy violation, and a request without the token is refused (403). The
+Content-Security-Policy violation, and a request without the token is refused (403); the map
+frame is sandboxed (it cannot read the page). The
 screenshot is ``.geoask/screenshots/workspace.png``.
 """
 
@@ -77,6 +78,12 @@ def test_the_workspace_asks_a_conversation_and_shows_tables_and_maps(
     frame = turn.frame_locator("iframe.map")  # the run's own map.html, drawn offline
     expect(frame.locator(".leaflet-container")).to_be_visible()
     expect(frame.locator("path.leaflet-interactive").first).to_be_attached()
+    assert turn.locator("iframe.map").get_attribute("sandbox") == "allow-scripts"
+    assert token not in (turn.locator("iframe.map").get_attribute("src") or "")
+    inner = next(f for f in page.frames if "/map/" in f.url)
+    reach = inner.evaluate("() => { try { return parent.document.body.innerHTML.length; }"
+                           " catch (error) { return error.name; } }")
+    assert reach == "SecurityError"  # the map cannot read the page (nor its token)
 
     turn = ask(page, second.question, 2)
     expect(turn.locator("h2")).to_have_text("Turn 2: answered")

@@ -8,7 +8,14 @@ import urllib.request
 
 import pytest
 
-from geoask.service.workspace import MAP_POLICY, PAGE_POLICY, Turn, Workspace, turn_html
+from geoask.service.workspace import (
+    MAP_POLICY,
+    PAGE_POLICY,
+    Turn,
+    Workspace,
+    map_key,
+    turn_html,
+)
 from geoask.vocabulary.answers import FinalAnswer
 from geoask.vocabulary.question_result import QuestionResult
 
@@ -49,7 +56,8 @@ def test_every_text_of_a_turn_is_escaped(tmp_path):
     assert "<script>" not in text
     assert text.count("&lt;script&gt;") == 4  # question, message, table cell, evidence
     assert 'href="http://127.0.0.1:1/runs/flow-run/abc"' in text
-    assert 'src="/map/run-1?token=tok"' in text
+    assert f'sandbox="allow-scripts" src="/map/run-1?key={map_key("tok", "run-1")}"' in text
+    assert "tok" not in text.replace(map_key("tok", "run-1"), "")  # no token in the frame URL
 
 
 def test_an_error_turn_is_one_escaped_line(tmp_path):
@@ -78,13 +86,24 @@ def test_the_page_has_a_strict_policy_and_the_form(workspace):
 
 def test_only_maps_of_its_own_runs_are_served(workspace, tmp_path):
     workspace.turns["c-1"] = [Turn("q", result(tmp_path))]
-    status, headers, body = get(f"{workspace.url}/map/run-1?token={workspace.token}")
+    status, headers, body = get(f"{workspace.url}/map/run-1?key="
+                                f"{map_key(workspace.token, 'run-1')}")
     assert (status, body) == (200, "<html><body>the map</body></html>")
     assert headers["Content-Security-Policy"] == MAP_POLICY
+    assert MAP_POLICY.endswith("; sandbox allow-scripts")  # an opaque origin, opened alone too
     traversal = urllib.parse.quote("../../etc/passwd", safe="")
     for run in ("run-2", traversal):
-        status, _, _ = get(f"{workspace.url}/map/{run}?token={workspace.token}")
+        status, _, _ = get(f"{workspace.url}/map/{run}?key={map_key(workspace.token, run)}")
         assert status == 404
+
+
+def test_a_map_key_opens_its_own_map_only_and_the_page_never(workspace, tmp_path):
+    workspace.turns["c-1"] = [Turn("q", result(tmp_path))]
+    key = map_key(workspace.token, "run-1")
+    for url in (f"/map/run-1?token={workspace.token}", f"/map/run-2?key={key}", f"/?token={key}",
+                f"/?key={key}"):
+        status, _, _ = get(f"{workspace.url}{url}")
+        assert status == 403, url
 
 
 def test_an_empty_question_becomes_a_clear_error_turn(workspace, monkeypatch):
@@ -149,3 +168,4 @@ def test_a_conversation_asks_one_question_at_a_time(workspace, monkeypatch, tmp_
         thread.join()
     assert overlaps == [1, 1]
     assert sorted(turn.question for turn in workspace.turns["c-3"]) == ["q0", "q1"]
+
