@@ -169,3 +169,77 @@ def test_a_conversation_asks_one_question_at_a_time(workspace, monkeypatch, tmp_
     assert overlaps == [1, 1]
     assert sorted(turn.question for turn in workspace.turns["c-3"]) == ["q0", "q1"]
 
+
+def post_ask(workspace, **fields: str) -> int:
+    data = urllib.parse.urlencode({"token": workspace.token, "question": "q", **fields}).encode()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"{workspace.url}/ask",
+                                                           data=data)) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_only_the_offered_models_and_run_conversation_ids_are_taken(workspace, monkeypatch,
+                                                                    tmp_path):
+    from geoask.models.served import allowed_models
+
+    asked: list[object] = []
+    monkeypatch.setattr("geoask.app.api.ask", lambda question, **options: (
+        asked.append(options["model"]), result(tmp_path))[1])
+    for model in ("recorded:/etc", "openai-compatible:evil"):
+        assert post_ask(workspace, conversation="c-4", model=model) == 200
+    assert asked == []
+    errors = [turn.error or "" for turn in workspace.turns["c-4"]]
+    assert all(e.startswith("ConfigurationError: model ") and "not offered" in e
+               for e in errors), errors
+    assert post_ask(workspace, conversation="c-4", model="reference") == 200
+    assert asked == ["reference"]
+    for conversation in ("..", ".hidden", "-x"):
+        assert post_ask(workspace, conversation=conversation) == 400
+        status, _, _ = get(f"{workspace.url}/?token={workspace.token}&conversation="
+                           f"{conversation}")
+        assert status == 400
+    _, _, body = get(f"{workspace.url}/?token={workspace.token}&conversation=c-4")
+    offered = ['<option value="">configured default</option>'] + [
+        f'<option value="{name}">{name}</option>' for name in allowed_models(workspace.settings)]
+    assert f"<select name=model>{''.join(offered)}</select>" in body
+
+
+def test_a_server_not_in_a_terminal_writes_no_token(monkeypatch, capsys):
+    from geoask.service.cli import _start_workspace
+    from geoask.settings import get_settings
+
+    workspace = _start_workspace(get_settings())  # captured stdout: not a terminal, like a log
+    try:
+        printed = capsys.readouterr().out
+    finally:
+        workspace.stop()
+    assert f"workspace page: {workspace.url} (`geoask server status`" in printed
+    assert workspace.token not in printed
+
+
+def test_request_logs_carry_no_token(workspace, caplog):
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="geoask.service.loopback"):
+        get(f"{workspace.url}/?token={workspace.token}&conversation=c-5")
+        get(f"{workspace.url}/map/run-1?key={map_key(workspace.token, 'run-1')}")
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "GET /?..." in logged
+    assert workspace.token not in logged and map_key(workspace.token, "run-1") not in logged
+
+
+def test_the_background_server_log_is_readable_by_its_owner_only(tmp_path):
+    import os
+    import stat
+
+    from geoask.service.local import private_log
+
+    path = tmp_path / "serve.log"
+    path.write_text("old\n")
+    path.chmod(0o644)
+    with private_log(path) as descriptor:
+        os.write(descriptor, b"new\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_text() == "old\nnew\n"
