@@ -40,7 +40,7 @@ from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
 from geoask.models.output_modes import output_mode_for, with_output_mode
 from geoask.models.recorded import RECORDED_PREFIX, RecordedModel, run_folder
 from geoask.models.tokens import TokenUsage, token_usage
-from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME
+from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME, redact
 from geoask.settings import Settings
 from geoask.settings.models import AGENT_ROLES
 
@@ -227,11 +227,14 @@ def model_call_error(error: BaseException, role: str,
     retries), and a non-transient one otherwise (authentication, unknown model, malformed
     response). A :class:`ModelCallError` is returned unchanged. A failed connection names
     ``endpoint`` (the model's base URL, when known) and its real cause: a refused connection,
-    a host name DNS cannot resolve, a timeout (:func:`connection_failure`).
+    a host name DNS cannot resolve, a timeout (:func:`connection_failure`). The endpoint and
+    the error's own text pass through :func:`geoask.models.transcripts.redact` first, so a
+    URL's credentials (``http://user:password@host``) never reach a message or a log.
     """
     if isinstance(error, ModelCallError):
         return error
-    where = f"model endpoint {endpoint.rstrip('/')}" if endpoint else "the model endpoint"
+    where = (f"model endpoint {redact(endpoint.rstrip('/'))}" if endpoint
+             else "the model endpoint")
     cause = (connection_failure(error) or "did not answer in time"
              if isinstance(error, ai_errors.ModelTimeoutError)
              else connection_failure(error)
@@ -302,6 +305,8 @@ def connection_failure(error: BaseException) -> str | None:
 
 
 def _first_line(text: str, limit: int = 300) -> str:
+    """The first line of an error's ``text``, credentials redacted, at most ``limit`` characters."""
+    text = redact(text)
     line = text.strip().splitlines()[0] if text.strip() else "no detail"
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
