@@ -98,5 +98,5 @@ def test_a_recorded_model_takes_its_own_question_only(tmp_path):
             check_request("How many airports are in Utah?", settings, **options)
         assert caught.value.parameter == "model"
     unlogged = recorded_run(tmp_path / "unlogged", None)
-    with pytest.raises(RequestError, match="no execution_log.json naming its question"):
+    with pytest.raises(RequestError, match=r"no execution_log\.json naming its question"):
         check_request("How many airports are in Texas?", Settings(), model=unlogged)
