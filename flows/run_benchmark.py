@@ -6,7 +6,9 @@ Run it with ``geoask bench [--model M] [--variant V|all] [--tasks-file F] [--lim
 UI, named ``<case id>-<variant>-r<repeat>``) and persists the run under ``<out>/runs/``; the
 task runner is a ``ThreadPoolTaskRunner`` (``GEOASK_BENCH_CONCURRENCY`` threads) or, with
 ``GEOASK_BENCH_TASK_RUNNER=dask``, prefect-dask's ``DaskTaskRunner``. Runs already persisted
-are not redone, so an interrupted benchmark resumes; a question whose task could not even run
+are not redone, so an interrupted benchmark resumes (unless ``dated``: then the run writes
+into a new ``<out>/<UTC date-time>`` folder of its own and measures every question afresh, as
+the nightly schedule does); a question whose task could not even run
 (a Prefect API error such as 503) is resubmitted up to twice, then saved as an
 ``infrastructure`` failure. Runs that ended on an infrastructure failure (database, model
 endpoint, sandbox, Prefect API) are scored with that root cause and redone on resume. The
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,19 @@ def remove_progress_listener(listener: ProgressListener) -> None:
         _listeners.remove(listener)
 
 
+def dated_folder(parent: Path) -> Path:
+    """A new folder ``<parent>/<UTC date-time, e.g. 20261204T020000Z>`` (``-2``... if taken)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", *(f"-{n}" for n in range(2, 100))):
+        try:
+            (folder := parent / f"{stamp}{suffix}").mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise FileExistsError(f"no free dated folder under {parent} for {stamp}")
+
+
 def task_runner_for(settings: Settings) -> TaskRunner[Any]:
     """The task runner the settings choose: threads, or Dask (a cluster address or local).
 
@@ -96,6 +112,7 @@ def run_benchmark(
     limit: CaseLimit | None = None,
     repeat: Repeat = 1,
     out_dir: str | None = None,
+    dated: bool = False,
 ) -> dict[str, Any]:
     """Run the benchmark; see the module docstring. Returns the report as JSON data.
 
@@ -108,6 +125,8 @@ def run_benchmark(
         repeat: runs per case and variant, 1 to ``MAX_REPEAT`` (mean and bootstrap 95%
             interval are reported).
         out_dir: folder of persisted runs and report files (default: :func:`default_out_dir`).
+        dated: write into a new dated sub-folder of ``out_dir`` (:func:`dated_folder`), so
+            nothing is resumed: every question is measured afresh (the nightly schedule).
 
     Raises:
         GeoaskError: the cases cannot be read, or a parameter or model setting is invalid
@@ -123,6 +142,8 @@ def run_benchmark(
         check_served_paths(tasks_file, out_dir, settings)
     cases, target = load_benchmark_run(tasks_file, limit)
     folder = Path(out_dir) if out_dir else default_out_dir(model, settings)
+    if dated:
+        folder = dated_folder(folder)
     keys = run_keys(model, parse_variants(variant), repeat, cases)
     todo = pending_runs(keys, folder)
     by_id = {case.id: case for case in cases}

@@ -68,6 +68,10 @@ class RetrievalError(GeoaskError):
     """The schema index could not be built, opened or searched."""
 
 
+class IndexUnavailableError(RetrievalError):
+    """The schema index's store (chroma, on disk or a server) could not be opened at all."""
+
+
 class QueryRejectedError(UnsafeQueryError):
     """The SQL guard refused a statement; carries which rule failed and where (CLI exit code 2).
 

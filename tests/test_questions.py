@@ -70,3 +70,33 @@ def test_the_ask_command_reports_a_bad_request_as_a_usage_error(args, hint, mess
     result = CliRunner().invoke(app, args, terminal_width=200)
     assert result.exit_code == 2
     assert f"Invalid value for {hint}" in result.output and message in result.output
+
+
+def recorded_run(folder, question: str | None):
+    (folder / "calls").mkdir(parents=True)
+    if question is not None:
+        (folder / "execution_log.json").write_text(f'{{"question": "{question}"}}')
+    return f"recorded:{folder}"
+
+
+def test_a_recorded_model_refuses_another_question_as_a_usage_error(tmp_path):
+    model = recorded_run(tmp_path / "texas", "How many airports are in Texas?")
+    result = CliRunner().invoke(app, ["ask", "--model", model,
+                                      "How many airports are in Florida?"], terminal_width=200)
+    assert result.exit_code == 2
+    assert "Invalid value for --model" in result.output
+    assert "'How many airports are in Texas?', not 'How many airports are in Florida?'" in (
+        " ".join(result.output.replace("│", " ").split()))
+
+
+def test_a_recorded_model_takes_its_own_question_only(tmp_path):
+    model = recorded_run(tmp_path / "texas", "How many airports are in Texas?")
+    assert check_request("How many  airports are\nin Texas?", Settings(), model=model).model
+    for settings, options in ((Settings(model=model), {}), (Settings(model_sql=model), {}),
+                              (Settings(), {"model": model})):
+        with pytest.raises(RequestError, match="replays the question") as caught:
+            check_request("How many airports are in Utah?", settings, **options)
+        assert caught.value.parameter == "model"
+    unlogged = recorded_run(tmp_path / "unlogged", None)
+    with pytest.raises(RequestError, match=r"no execution_log\.json naming its question"):
+        check_request("How many airports are in Texas?", Settings(), model=unlogged)

@@ -94,20 +94,32 @@ class AskResult(QuestionResult):
         """Write every layer of the run to the GeoPackage ``path``, each in its native CRS.
 
         Args:
-            path: a local path or fsspec URL ending ``.gpkg`` (replaced if it exists).
+            path: a local path or fsspec URL ending ``.gpkg`` (replaced if it exists); a
+                local path's folder must exist (none is created).
 
         Returns:
             The layers written and the artifacts left out (scalars, rasters, other files).
 
         Raises:
-            ConfigurationError: ``path`` does not end ``.gpkg``.
+            ConfigurationError: ``path`` does not end ``.gpkg``, or its local folder does not
+                exist.
 
         """
         from geoask.maps.geopackage import write_geopackage
 
         if not str(path).lower().endswith(".gpkg"):
             raise ConfigurationError(f"a GeoPackage path ends .gpkg, not {path!r}")
+        filesystem, local = filesystem_for(str(path))
+        folder = local.rstrip("/").rpartition("/")[0] or "/"
+        if "file" in _protocols(filesystem) and not filesystem.isdir(folder):
+            raise ConfigurationError(f"the folder {folder} of {path!r} does not exist; create "
+                                     "it first (to_geopackage creates no folders)")
         return write_geopackage(self.registry(), str(path))
+
+
+def _protocols(filesystem: object) -> tuple[str, ...]:
+    protocol = getattr(filesystem, "protocol", ())
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
 
 
 def _read_text(url: str) -> str:

@@ -27,9 +27,10 @@ def result_text(result: Any) -> str:
 
     An answer opens with a headline written from its payload
     (:func:`geoask.base.answer_text.headline`) and its summary, then the payload as a compact
-    table with values rounded by their unit; a refusal is one line. Then the evidence trail,
-    the route, the paths of the maps and the GeoPackage, the run's dashboard URL and the
-    artifact folder.
+    table with values rounded by their unit; a refusal is one line. Then the evidence trail
+    (less any line the message already holds, such as a failure report's error notes), the
+    route, the paths of the maps and the GeoPackage, the run's dashboard URL and the artifact
+    folder.
 
     Args:
         result: a :class:`geoask.vocabulary.question_result.QuestionResult` (status, message,
@@ -38,8 +39,10 @@ def result_text(result: Any) -> str:
 
     """
     lines = _opening(result)
-    if result.evidence:
-        lines += ["", "evidence:", *(f"  {line}" for line in result.evidence)]
+    said = set((result.message or "").splitlines())
+    evidence = [line for line in result.evidence if line not in said]  # no line twice
+    if evidence:
+        lines += ["", "evidence:", *(f"  {line}" for line in evidence)]
     lines.append("")
     if result.transitions:  # a question rejected as out of scope ran no step
         lines.append(f"route: {result.route}; transitions: {' -> '.join(result.transitions)}")

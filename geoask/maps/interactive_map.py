@@ -19,6 +19,9 @@ paths are of class ``geoask-<role>`` (``answer``, ``context``, ``reference``, ``
 rasters lie underneath as PNG image overlays (class ``geoask-raster``), warped to EPSG:3857 and
 coloured as in the PNG map (:mod:`geoask.maps.raster_map`), so they sit exactly where Leaflet
 draws them.
+
+Every database- or model-written text reaches Leaflet as text, never as HTML: the page's one
+``asText`` escape for Leaflet's HTML-taking tooltips and layer control, text nodes elsewhere.
 """
 
 from __future__ import annotations
@@ -60,6 +63,11 @@ const basemap = JSON.parse(document.getElementById('geoask-context').textContent
 const map = L.map('map', {preferCanvas: false, attributionControl: false});
 const state = {layers: [], legend: [], headline: HEADLINE};
 window.geoaskMap = state;
+function asText(text) {
+  // Leaflet's tooltips and layer control insert strings as HTML: data/model text goes through here
+  const escapes = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
+  return String(text).replace(/[&<>"']/g, (c) => escapes[c]);
+}
 function popup(properties) {
   const table = document.createElement('table');
   for (const [key, value] of Object.entries(properties || {})) {
@@ -79,13 +87,13 @@ if (basemap) {
       ? {color: '#7f9bb3', weight: 1.2, fill: false, className: 'geoask-basemap'}
       : {color: '#c4bcab', weight: 0.8, fillColor: '#f3f0e8', fillOpacity: 1,
          className: 'geoask-basemap'}}).addTo(map);
-  overlays[CONTEXT_LABEL] = drawn;
+  overlays[asText(CONTEXT_LABEL)] = drawn;
   state.legend.push({label: CONTEXT_LABEL, colour: '#f3f0e8', role: 'basemap'});
 }
 for (const raster of rasters) {
   const drawn = L.imageOverlay(raster.url, raster.bounds,
     {opacity: 0.85, className: 'geoask-raster'}).addTo(map);
-  overlays[raster.label] = drawn;
+  overlays[asText(raster.label)] = drawn;
   state.legend.push({label: raster.label, colour: '#c8b48c', role: 'raster'});
 }
 for (const layer of layers) {
@@ -108,13 +116,13 @@ for (const layer of layers) {
       shape.bindPopup(() => popup(f.properties));
       const text = f.properties['geoask:label'];
       if (text) {
-        shape.bindTooltip(text, {permanent: true, direction: 'right', offset: [8, 0],
+        shape.bindTooltip(asText(text), {permanent: true, direction: 'right', offset: [8, 0],
                                  className: 'geoask-label geoask-label-' + layer.role});
       }
     },
   }).addTo(map);
   if (strong) { drawn.bringToFront(); }
-  overlays[layer.label] = drawn;
+  overlays[asText(layer.label)] = drawn;
   state.layers.push({label: layer.label, role: layer.role, count: layer.count,
                      drawn: layer.data.features.length});
   state.legend.push({label: layer.label, colour: layer.colour, role: layer.role});

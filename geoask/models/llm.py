@@ -45,9 +45,14 @@ from pydantic_ai.settings import ModelSettings, merge_model_settings
 
 from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
 from geoask.models.output_modes import output_mode_for, with_output_mode
-from geoask.models.recorded import RECORDED_PREFIX, RecordedModel, run_folder
+from geoask.models.recorded import (
+    RECORDED_PREFIX,
+    RecordedModel,
+    check_recorded_question,
+    run_folder,
+)
 from geoask.models.tokens import TokenUsage, token_usage
-from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME
+from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME, redact
 from geoask.settings import Settings
 from geoask.settings.models import AGENT_ROLES
 
@@ -138,6 +143,21 @@ def model_for(role: str, settings: Settings, *, reference_model: Model | None = 
         model = _inferred_model(name, request_settings)
     return with_output_mode(model, output_mode_for(role, settings, name),
                             settings.model_context_tokens)
+
+
+def check_recorded_models(question: str, settings: Settings, model: str | None = None) -> None:
+    """Refuse a ``recorded:`` model (``model``, ``GEOASK_MODEL`` or a role's) for another question.
+
+    Raises:
+        ConfigurationError: a recorded model's run answered a different question
+            (:func:`geoask.models.recorded.check_recorded_question`).
+
+    """
+    names = {model or settings.model, *(getattr(settings, f"model_{role}") for role in ROLES)}
+    for name in sorted(str(n).strip() for n in names if n):
+        if name.startswith(RECORDED_PREFIX):
+            check_recorded_question(name.removeprefix(RECORDED_PREFIX), question,
+                                    _local_root(settings))
 
 
 def _local_root(settings: Settings) -> Path | None:
@@ -236,11 +256,14 @@ def model_call_error(error: BaseException, role: str,
     retries), and a non-transient one otherwise (authentication, unknown model, malformed
     response). A :class:`ModelCallError` is returned unchanged. A failed connection names
     ``endpoint`` (the model's base URL, when known) and its real cause: a refused connection,
-    a host name DNS cannot resolve, a timeout (:func:`connection_failure`).
+    a host name DNS cannot resolve, a timeout (:func:`connection_failure`). The endpoint and
+    the error's own text pass through :func:`geoask.models.transcripts.redact` first, so a
+    URL's credentials (``http://user:password@host``) never reach a message or a log.
     """
     if isinstance(error, ModelCallError):
         return error
-    where = f"model endpoint {endpoint.rstrip('/')}" if endpoint else "the model endpoint"
+    where = (f"model endpoint {redact(endpoint.rstrip('/'))}" if endpoint
+             else "the model endpoint")
     cause = (connection_failure(error) or "did not answer in time"
              if isinstance(error, ai_errors.ModelTimeoutError)
              else connection_failure(error)
@@ -311,6 +334,8 @@ def connection_failure(error: BaseException) -> str | None:
 
 
 def _first_line(text: str, limit: int = 300) -> str:
+    """The first line of an error's ``text``, credentials redacted, at most ``limit`` characters."""
+    text = redact(text)
     line = text.strip().splitlines()[0] if text.strip() else "no detail"
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -322,6 +347,7 @@ __all__ = [
     "ROLES",
     "ModelProvider",
     "TokenUsage",
+    "check_recorded_models",
     "connection_failure",
     "is_transient_model_error",
     "model_call_error",

@@ -7,6 +7,8 @@ order, and fails again where the recorded request failed (the same HTTP status).
 answers in the output mode it was recorded in. The pipeline, guard, database and sandbox run
 for real, so the replay reaches the recorded outcome unless geoask itself has changed; when
 the replay asks a role for more responses than were recorded it stops with one clear line.
+A recording answers only its own question: :func:`check_recorded_question` refuses another one
+(the recorded run's ``execution_log.json`` holds its question), before any run starts.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from geoask.models.transcripts import (
 )
 
 RECORDED_PREFIX: Final = "recorded:"
+EXECUTION_LOG: Final = "execution_log.json"
+"""The run folder's execution log, which names the recorded run's question."""
 
 
 def run_folder(reference: str, artifact_root: Path | None = None) -> Path:
@@ -49,6 +53,35 @@ def run_folder(reference: str, artifact_root: Path | None = None) -> Path:
     raise ConfigurationError(
         f"recorded:{reference} names no run folder with call transcripts ({CALLS_FOLDER}/); "
         "give the path of a run folder, or a run id under GEOASK_ARTIFACT_ROOT")
+
+
+def check_recorded_question(reference: str, question: str,
+                            artifact_root: Path | None = None) -> None:
+    """Refuse replaying the run ``reference`` names for a ``question`` it did not answer.
+
+    Questions are compared with their whitespace runs made single spaces.
+
+    Raises:
+        ConfigurationError: no such run folder, its execution log names no question, or its
+            question is another one (the message quotes both).
+
+    """
+    folder = run_folder(reference, artifact_root)
+    try:
+        recorded = json.loads((folder / EXECUTION_LOG).read_text(encoding="utf-8"))["question"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ConfigurationError(
+            f"recorded:{reference} has no {EXECUTION_LOG} naming its question, so it cannot "
+            "be replayed") from None
+    if " ".join(str(recorded).split()) != " ".join(question.split()):
+        raise ConfigurationError(
+            f"recorded:{reference} replays the question {_quoted(str(recorded))}, not "
+            f"{_quoted(question)}; ask the recorded question, or use another model")
+
+
+def _quoted(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def load_transcripts(folder: Path) -> list[CallTranscript]:
@@ -119,4 +152,5 @@ class RecordedModel(Model):
         raise ai_errors.UnexpectedModelBehavior(f"recorded failure: {record.error}")
 
 
-__all__ = ["RECORDED_PREFIX", "RecordedModel", "load_transcripts", "run_folder"]
+__all__ = ["RECORDED_PREFIX", "RecordedModel", "check_recorded_question", "load_transcripts",
+           "run_folder"]

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from geoask.errors import DatabaseError, ModelCallError, SandboxError, ServiceError
+from geoask.errors import (
+    DatabaseError,
+    IndexUnavailableError,
+    ModelCallError,
+    SandboxError,
+    ServiceError,
+)
 
 if TYPE_CHECKING:
     from prefect import Task
@@ -43,7 +49,8 @@ def is_infrastructure_failure(error: BaseException) -> bool:
     ``psycopg.OperationalError`` other than a statement timeout); the model endpoint down
     (a transient :class:`ModelCallError` - refused connection, DNS failure, timeout, 429/5xx
     after retries - or pydantic-ai's own such exception); the sandbox unable to start
-    (:class:`SandboxError`); the Prefect API failing (:class:`ServiceError`, an HTTP error
+    (:class:`SandboxError`); the schema index's store not opening
+    (:class:`IndexUnavailableError`); the Prefect API failing (:class:`ServiceError`, an HTTP error
     status from it, a dropped connection to it).
 
     >>> is_infrastructure_failure(DatabaseError("could not connect to the database"))
@@ -51,7 +58,7 @@ def is_infrastructure_failure(error: BaseException) -> bool:
     >>> is_infrastructure_failure(ValueError("a bug"))
     False
     """
-    if isinstance(error, DatabaseError | SandboxError | ServiceError):
+    if isinstance(error, DatabaseError | SandboxError | ServiceError | IndexUnavailableError):
         return True
     if isinstance(error, ModelCallError):
         return error.transient

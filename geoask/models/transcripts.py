@@ -8,10 +8,13 @@ history (instructions, prompts, the output validator's retry messages) it makes 
 
 Secrets never reach a transcript: :func:`redact` replaces the values of the process's secret
 variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``), any further secret given
-to it, bearer tokens and the password of a URL's credentials before anything is written.
+to it, bearer tokens and the password of a URL's credentials (or its user name when that is all
+it has: a token) before anything is written.
 
 >>> redact("Authorization: Bearer sk-abc123 at postgresql://u:pw@h/db", ["zz"])
 'Authorization: [redacted] at postgresql://u:[redacted]@h/db'
+>>> redact("http://alice:pw@127.0.0.1:9/v1 and https://sk-abc@h/v1")
+'http://alice:[redacted]@127.0.0.1:9/v1 and https://[redacted]@h/v1'
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ _PATTERNS: Final = (
     (("bearer", "basic"), re.compile(r"(?i)((?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]+")),
     (("key", "password", "secret"),
      re.compile(r"(?i)(\"?(?:api[_-]?key|password|secret)\"?\s*[:=]\s*\"?)[^\s\"',}]+")),
-    (("://",), re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s\"]+:)[^@\s\"]+(?=@)")),
+    (("://",), re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s\"]+:)[^@\s\"/]+(?=@)")),
+    (("://",), re.compile(r"([a-z][a-z0-9+.-]*://)[^:/@\s\"\[]+(?=@)")),  # a token as the user
 )
 
 

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
-from geoask.models.transcripts import CALLS_FOLDER, CallTranscript
+from geoask.models.transcripts import CALLS_FOLDER, CallTranscript, redact
 from geoask.records.run_artifacts import ArtifactStore
 
 
@@ -84,6 +84,7 @@ class ExecutionLog(BaseModel):
     outcome: str = "running"
     final_answer: dict[str, Any] | None = None
     artifact_folder: str = ""
+    _secrets: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def failed_calls(self) -> int:
@@ -92,10 +93,30 @@ class ExecutionLog(BaseModel):
                 + sum(entry.status != "ok" for entry in self.tool_trace))
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The log as JSON-ready data, with ``failed_calls`` included."""
+        """The log as JSON-ready data, with ``failed_calls`` included, redacted as transcripts are.
+
+        Every text goes through :func:`geoask.models.transcripts.redact` with the recorder's
+        secrets, so an error naming ``http://user:password@host`` keeps no password.
+        """
         data = self.model_dump(mode="json")
         data["failed_calls"] = self.failed_calls
-        return data
+        redacted: dict[str, Any] = _redacted(data, self._secrets)
+        return redacted
+
+    def keep_secret(self, secrets: Sequence[str]) -> None:
+        """Redact ``secrets`` (besides the environment's) wherever the log is written."""
+        self._secrets = tuple(secrets)
+
+
+def _redacted(value: Any, secrets: Sequence[str]) -> Any:
+    """``value`` (JSON-ready data) with every string passed through ``redact``."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {key: _redacted(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, secrets) for item in value]
+    return value
 
 
 class ExecutionRecorder:
@@ -105,6 +126,7 @@ class ExecutionRecorder:
                  store: ArtifactStore | None = None, secrets: Sequence[str] = ()) -> None:
         """Start the log; ``store`` keeps the call transcripts, ``secrets`` are never written."""
         self.log = ExecutionLog(run_id=run_id, question=question, variant=variant)
+        self.log.keep_secret(secrets)
         self._stage_model_ms: dict[str, float] = {}
         self._store = store
         self._secrets = tuple(secrets)

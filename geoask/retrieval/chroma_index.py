@@ -3,13 +3,16 @@
 Persistent under ``<settings.home>/chroma`` by default, or a shared Chroma server when
 ``GEOASK_CHROMA_URL`` is set. Telemetry is off, and chroma's default embedding function (which
 would download an ONNX model) is never used: every collection gets geoask's embedder and every
-write and query passes precomputed vectors.
+write and query passes precomputed vectors. One client per store and process
+(:func:`chroma_client`): chromadb's own per-path system cache is not safe to fill from two
+threads at once, so clients are created under a lock and shared.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from geoask.embeddings.base import Embedder
-from geoask.errors import ConfigurationError, RetrievalError
+from geoask.errors import ConfigurationError, IndexUnavailableError, RetrievalError
 from geoask.retrieval.documents import DocumentKind, SchemaDocument
 from geoask.retrieval.index import IndexHit
 
@@ -27,6 +30,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 _COLLECTIONS: dict[DocumentKind, str] = {"table": "geoask_schema_tables",
                                          "column": "geoask_schema_columns"}
+_CLIENTS: dict[str, Any] = {}
+"""The process's chroma clients, by store (a resolved folder, or a server URL)."""
+_CLIENTS_LOCK = threading.Lock()
 
 
 def _embedding_function(embedder: Embedder) -> Any:
@@ -61,16 +67,15 @@ def _embedding_function(embedder: Embedder) -> Any:
 
 
 def chroma_client(home: Path, chroma_url: str | None) -> Any:
-    """A chroma client: HTTP when ``chroma_url`` is set, else persistent under ``home/chroma``.
+    """The process's chroma client: HTTP when ``chroma_url`` is set, else under ``home/chroma``.
+
+    Created once per store, under a lock, then shared by every caller of the process.
 
     Raises:
         ConfigurationError: ``chroma_url`` is not an http(s) URL with a host.
+        IndexUnavailableError: chroma could not open the store (names it and chroma's error).
 
     """
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
     if chroma_url:
         url = urlparse(chroma_url)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -78,15 +83,38 @@ def chroma_client(home: Path, chroma_url: str | None) -> Any:
                 f"GEOASK_CHROMA_URL={chroma_url!r} is not an http(s) URL such as "
                 "http://localhost:8000"
             )
-        return chromadb.HttpClient(
-            host=url.hostname,
-            port=url.port or (443 if url.scheme == "https" else 8000),
-            ssl=url.scheme == "https",
-            settings=chroma_settings,
-        )
-    path = home / "chroma"
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+        store = chroma_url
+    else:
+        path = (home / "chroma").resolve()
+        path.mkdir(parents=True, exist_ok=True)
+        store = str(path)
+    with _CLIENTS_LOCK:
+        if store not in _CLIENTS:
+            try:
+                _CLIENTS[store] = _new_client(store, remote=bool(chroma_url))
+            except Exception as error:  # chroma raises bare errors (KeyError, ValueError...)
+                raise IndexUnavailableError(
+                    f"the schema index store {store} could not be opened: "
+                    f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+                ) from error
+        return _CLIENTS[store]
+
+
+def _new_client(store: str, *, remote: bool) -> Any:
+    """A new chroma client of ``store`` (a server URL when ``remote``, else a folder)."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if not remote:
+        return chromadb.PersistentClient(path=store, settings=chroma_settings)
+    url = urlparse(store)
+    return chromadb.HttpClient(
+        host=url.hostname or "",
+        port=url.port or (443 if url.scheme == "https" else 8000),
+        ssl=url.scheme == "https",
+        settings=chroma_settings,
+    )
 
 
 def collection_name(kind: DocumentKind, key: str = "") -> str:

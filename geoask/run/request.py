@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from geoask.errors import ConfigurationError
+from geoask.models.llm import check_recorded_models
 from geoask.run.conversation import check_conversation_id
 from geoask.run.variants import Variant, parse_variant
 from geoask.settings import Settings
@@ -45,8 +46,8 @@ def check_request(question: object, settings: Settings, *, model: object = None,
 
     Raises:
         RequestError: the question is not usable text (:func:`check_question`), the model,
-            variant or conversation id is not text, the variant is unknown, or the
-            conversation id is unusable.
+            variant or conversation id is not text, the variant is unknown, the
+            conversation id is unusable, or a ``recorded:`` model recorded another question.
 
     """
     for name, value in (("model", model), ("variant", variant), ("conversation", conversation)):
@@ -65,6 +66,10 @@ def check_request(question: object, settings: Settings, *, model: object = None,
             check_conversation_id(conversation)
         except ConfigurationError as error:
             raise RequestError("conversation", str(error)) from None
+    try:
+        check_recorded_models(text, settings, model if isinstance(model, str) else None)
+    except ConfigurationError as error:
+        raise RequestError("model", str(error)) from None
     return QuestionRequest(text, chosen, model if isinstance(model, str) else None,
                            conversation if isinstance(conversation, str) else None)
 

@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from geoask.run.lines import one_line
 from geoask.settings import Settings
 from geoask.vocabulary.artifacts import ArtifactRef
 from geoask.vocabulary.plan import Plan, Review, ReviewDecision, StepKind
@@ -133,6 +134,7 @@ class ExecutionState(BaseModel):
     step_runs: int = Field(default=0, description="Step runs so far, all plans and attempts.")
     decisions: list[Decision] = Field(default_factory=list)
     tried: list[str] = Field(default_factory=list, description="One line per failed attempt.")
+    errors: list[str] = Field(default_factory=list, description="Step errors, whole, distinct.")
     plan_failures: list[str] = Field(default_factory=list, description="Why plans were dropped.")
     terminated: str | None = Field(default=None, description="Why the run stopped, if it did.")
 
@@ -186,16 +188,19 @@ def step_failed(state: ExecutionState, step_id: str, failure: StepFailure) -> Ex
     """Mark ``step_id`` failed and remember the error (for the agent and the failure answer)."""
     step = state.steps[step_id]
     line = (f"plan {state.plan_number}, {step_id} attempt {step.attempts}: "
-            f"{failure.kind}: {_short(failure.message)}")
+            f"{failure.kind}: {one_line(failure.message)}")
     updated = step.model_copy(
         update={"status": StepStatus.FAILED, "failures": [*step.failures, failure]}
     )
-    return _with_step(state.model_copy(update={"tried": [*state.tried, line]}), updated)
+    whole = " ".join(failure.message.split())
+    errors = state.errors if whole in state.errors else [*state.errors, whole]
+    return _with_step(state.model_copy(update={"tried": [*state.tried, line], "errors": errors}),
+                      updated)
 
 
 def plan_rejected(state: ExecutionState, reason: str) -> ExecutionState:
     """Remember that a plan (or the planner's refusal) was unusable, and why."""
-    line = f"plan {state.plan_number + 1}: rejected: {_short(reason)}"
+    line = f"plan {state.plan_number + 1}: rejected: {one_line(reason)}"
     return state.model_copy(update={"tried": [*state.tried, line]})
 
 
@@ -226,9 +231,9 @@ def decide_after_failure(state: ExecutionState, step_id: str, failure: StepFailu
         return _budget_exhausted(state)
     step = state.steps[step_id]
     if failure.kind == "inputs":  # a pre-dispatch check failed: no rewrite of the step helps
-        return _replan_or_terminate(state, f"{step_id} cannot run: {_short(failure.message)}")
+        return _replan_or_terminate(state, f"{step_id} cannot run: {one_line(failure.message)}")
     if failure.kind == "crs":  # the data's CRS is unknown: only a person can declare it
-        return _terminate(f"{step_id}: {_short(failure.message, 600)}")
+        return _terminate(f"{step_id}: {one_line(failure.message, 600)}")
     absent = absent_upstream_fields(state, step_id, failure.missing_fields)
     upstream = upstream_sql_step(state, step_id)
     if absent and upstream is not None:
@@ -244,29 +249,29 @@ def decide_after_failure(state: ExecutionState, step_id: str, failure: StepFailu
     repeats = _repeats(state, step_id, failure)
     if repeats == "plan":
         return _terminate(f"{step_id} failed with the same error under a new plan: "
-                          f"{_short(failure.message)}")
+                          f"{one_line(failure.message)}")
     if repeats == "step":
         return _replan_or_terminate(
             state, f"{step_id} failed twice with the same error; revising it that way again "
-                   f"would repeat it: {_short(failure.message)}")
+                   f"would repeat it: {one_line(failure.message)}")
     if step.attempts < state.limits.max_step_attempts:
         return Decision(transition=Transition.REVISE, target=step_id,
-                        reason=f"{step_id} failed: {_short(failure.message)}")
+                        reason=f"{step_id} failed: {one_line(failure.message)}")
     return _replan_or_terminate(
         state, f"{step_id} failed {step.attempts} times (limit "
-               f"{state.limits.max_step_attempts}); last error: {_short(failure.message)}"
+               f"{state.limits.max_step_attempts}); last error: {one_line(failure.message)}"
     )
 
 
 def _repeats(state: ExecutionState, step_id: str, failure: StepFailure) -> str | None:
     """``plan``/``step``: the same (deterministic) error in an earlier plan / the last attempt."""
-    step, tail = state.steps[step_id], f": {failure.kind}: {_short(failure.message)}"
+    step, tail = state.steps[step_id], f": {failure.kind}: {one_line(failure.message)}"
     if any(line.endswith(tail) and f", {step_id} attempt " in line
            and not line.startswith(f"plan {state.plan_number},") for line in state.tried):
         return "plan"
     last = step.failures[-2] if len(step.failures) > 1 else None
-    same = last is not None and (last.kind, _short(last.message)) == (
-        failure.kind, _short(failure.message))
+    same = last is not None and (last.kind, one_line(last.message)) == (
+        failure.kind, one_line(failure.message))
     return "step" if same else None
 
 
@@ -392,7 +397,3 @@ def _budget_exhausted(state: ExecutionState) -> Decision:
 def _terminate(reason: str) -> Decision:
     return Decision(transition=Transition.TERMINATE, reason=reason)
 
-
-def _short(text: str, limit: int = 240) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

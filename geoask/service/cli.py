@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import sys
 from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -169,13 +170,15 @@ def _start_workspace(settings: Settings) -> Workspace:
     from geoask.service.state_file import read_state, write_state
     from geoask.service.workspace import Workspace
 
-    workspace = Workspace()
+    workspace = Workspace(settings)
     url = workspace.start()
     state = read_state(settings)
     if state is not None and state.pid == os.getpid():
         state = dataclasses.replace(state, workspace_url=url, workspace_token=workspace.token)
         write_state(settings, state)
-    typer.echo(f"workspace page: {url}/?token={workspace.token}")
+    # the token goes to the terminal of whoever started the server, never to a log file
+    typer.echo(f"workspace page: {url}/?token={workspace.token}" if sys.stdout.isatty() else
+               f"workspace page: {url} (`geoask server status` prints it with its token)")
     return workspace
 
 

@@ -3,7 +3,9 @@
 ``answer-question`` runs the question flow (parameters ``question``, ``model``, ``variant``,
 ``conversation``);
 ``nightly-benchmark`` runs ``flows.run_benchmark:run_benchmark`` on the cron schedule
-``GEOASK_BENCHMARK_SCHEDULE_CRON`` (UTC) with ``GEOASK_BENCHMARK_SCHEDULE_MODEL``.
+``GEOASK_BENCHMARK_SCHEDULE_CRON`` (UTC) with ``GEOASK_BENCHMARK_SCHEDULE_MODEL``; each
+scheduled run measures afresh in a dated folder of its own (:data:`SCHEDULED_PARAMETERS`,
+the schedule's own parameters, so a run through the API keeps its ``out_dir``).
 :func:`serve_deployments` registers both with the server at ``PREFECT_API_URL`` and runs
 their flow runs in subprocesses until interrupted. ``deployments/prefect.yaml`` declares the
 same deployments for a process work pool (several machines, ``prefect deploy``).
@@ -26,6 +28,7 @@ from typing import Any, Final, cast
 
 from prefect import Flow
 from prefect.deployments.runner import EntrypointType, RunnerDeployment
+from prefect.schedules import Cron
 from prefect.utilities.callables import ParameterSchema
 
 from geoask.errors import ServiceError
@@ -35,6 +38,8 @@ from geoask.settings import Settings, get_settings
 
 ANSWER_DEPLOYMENT: Final = "answer-question"
 BENCHMARK_DEPLOYMENT: Final = "nightly-benchmark"
+SCHEDULED_PARAMETERS: Final = {"dated": True}
+"""What each scheduled benchmark run adds: a new dated out folder, nothing resumed."""
 ANSWER_ENTRYPOINT: Final = "flows.answer_question:answer_question"
 BENCHMARK_ENTRYPOINT: Final = "flows.run_benchmark:run_benchmark"
 ANSWER_PARAMETERS: Final = ("question", "model", "variant", "conversation")
@@ -232,9 +237,11 @@ def benchmark_deployment(settings: Settings,
     import inspect
 
     accepted = set(inspect.signature(flow.fn).parameters)
+    scheduled = {k: v for k, v in SCHEDULED_PARAMETERS.items() if k in accepted}
     return close_schema(cast(RunnerDeployment, flow.to_deployment(
         name=BENCHMARK_DEPLOYMENT, tags=["geoask", "benchmark"],
-        cron=settings.benchmark_schedule_cron,
+        schedules=[Cron(settings.benchmark_schedule_cron, timezone="UTC",
+                        parameters=scheduled)],
         parameters=nightly_parameters(settings, accepted),
         entrypoint_type=entrypoint_type(flow),
         description="The benchmark over benchmark/cases, every night "

@@ -10,7 +10,7 @@ benchmark's concurrent runs are not refused with 503s. :func:`prefect_api` choos
    port, mode), when its process lives and ``/api/health`` answers; a state file whose
    process is gone is stale and removed;
 3. else ``geoask server`` is started in the background (:func:`start_background`: detached,
-   in its own session, output to ``<home>/prefect/serve.log``, the Prefect server's to
+   in its own session, output to ``<home>/prefect/serve.log`` (0600), the Prefect server's to
    ``server.log``, database as :func:`geoask.service.server.prepare_server_database` says),
    on ``GEOASK_SERVER_PORT`` or, when that port is taken, a free one; it serves the
    deployments, so ``--via-api`` works against it. A file lock makes concurrent commands
@@ -55,6 +55,17 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 """The source checkout (the served flows are imported from it by module name)."""
 ARTIFACT_FLUSH_S = 30.0
 """How long leaving :func:`prefect_api` waits for queued Prefect artifacts (s)."""
+
+
+@contextlib.contextmanager
+def private_log(path: Path) -> Iterator[int]:
+    """``path`` opened for appending, readable by its owner only (0600, an old file too)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.fchmod(descriptor, 0o600)
+        yield descriptor
+    finally:
+        os.close(descriptor)
 
 
 def running_server(settings: Settings) -> ServerState | None:
@@ -120,7 +131,7 @@ def start_background(settings: Settings) -> ServerState:
     port = settings.server_port if port_is_free(settings.server_port) else free_port()
     log_path = settings.prefect_home / SERVE_LOG
     settings.prefect_home.mkdir(parents=True, exist_ok=True)
-    with log_path.open("ab") as log:
+    with private_log(log_path) as log:
         process = subprocess.Popen(
             [sys.executable, "-c", SERVER_COMMAND, "server", "--background", "--port", str(port)],
             env={**os.environ, "GEOASK_SERVER_HOME": str(settings.prefect_home)},

@@ -4,11 +4,13 @@
 kernel picks, in a daemon thread, and hands every request of the given methods to one
 ``handle`` callable; a daemon thread per request, so a slow question does not block the next.
 Its users (:mod:`geoask.service.worker`, :mod:`geoask.service.workspace`) check their own token.
+The debug log of requests drops every query string (``?token=...``): a token never reaches a log.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +19,8 @@ from typing import Any
 from geoask.base.ports import LOOPBACK
 
 logger = logging.getLogger(__name__)
+QUERY = re.compile(r"\?\S*")
+"""A request line's query string (it may carry a token): logged as ``?...``."""
 
 
 class LoopbackServer:
@@ -51,7 +55,7 @@ class LoopbackServer:
             handle(request)
 
         def log_message(request: BaseHTTPRequestHandler, format: str, *args: Any) -> None:
-            logger.debug(f"{name}: " + format, *args)
+            logger.debug("%s: %s", name, QUERY.sub("?...", format % args))
 
         members: dict[str, Any] = {f"do_{method}": answer for method in self._methods}
         handler = type("Handler", (BaseHTTPRequestHandler,),

@@ -12,14 +12,22 @@ field of the question form), else ``403``. The page runs no script and loads not
 outside: a strict Content-Security-Policy (:data:`PAGE_POLICY`) allows only inline styles,
 frames and forms of its own origin; the map frame may run its inlined Leaflet
 (:data:`MAP_POLICY`). Every model- or database-written text is escaped (``html.escape``).
+The model is chosen from the models the server offers
+(:func:`geoask.models.served.allowed_models`, the list the closed deployment schemas offer) and
+checked again on the way in (:func:`geoask.models.served.check_served_model`); the conversation
+id must be one the runs accept (:data:`geoask.run.conversation.CONVERSATION_ID`).
+A map is isolated from the page: its frame is ``sandbox="allow-scripts"`` and its policy
+carries the same ``sandbox`` directive (an opaque origin even when opened on its own), and its
+URL carries no token, only that one map's key (:func:`map_key`), so a map's script can neither
+read the page nor learn the token.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import html
 import logging
-import re
 import secrets
 import threading
 import uuid
@@ -33,7 +41,11 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 from geoask.base.answer_text import answer_rows
 from geoask.base.result_view import table_html
 from geoask.base.storage import filesystem_for
+from geoask.errors import GeoaskError
+from geoask.models.served import allowed_models, check_served_model
+from geoask.run.conversation import CONVERSATION_ID
 from geoask.service.loopback import LoopbackServer
+from geoask.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from geoask.vocabulary.question_result import QuestionResult
@@ -43,14 +55,16 @@ logger = logging.getLogger(__name__)
 PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
                "frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 """Content-Security-Policy of the page: no script, no request to another origin."""
+MAP_SANDBOX = "allow-scripts"
+"""The map frame's sandbox: scripts in an opaque origin (never ``allow-same-origin``)."""
 MAP_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-              "img-src data: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
-"""Content-Security-Policy of a framed ``map.html``: its inlined Leaflet only, offline."""
+              "img-src data: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; "
+              f"sandbox {MAP_SANDBOX}")
+"""Policy of a framed ``map.html``: its inlined Leaflet only, offline, in a sandbox."""
 MAP_ROUTE = "/map/"
 """``/map/<run id>``: the ``map.html`` of a run this page asked (no other file is served)."""
 MAX_FORM_BYTES = 100_000
 """Largest question form read (bytes); a question is capped far below (``question_max_chars``)."""
-CONVERSATION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 @dataclass(frozen=True)
@@ -75,10 +89,12 @@ class Workspace:
     Attributes:
         token: the secret every request must carry (``?token=`` or the form's ``token``).
         turns: conversation id -> its :class:`Turn` s, in order.
+        settings: the serving process's settings (its offered models).
 
     """
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
         self.token = secrets.token_urlsafe(32)
         self.turns: dict[str, list[Turn]] = {}
         self._lock = threading.Lock()
@@ -105,25 +121,27 @@ class Workspace:
         form = _form(request) if request.command == "POST" else {}
         if form is None:
             return _send(request, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "question form too large")
-        given = (form.get("token") or query.get("token") or "").encode("utf-8", "surrogateescape")
-        if not hmac.compare_digest(given, self.token.encode()):
+        if request.command == "GET" and parts.path.startswith(MAP_ROUTE):
+            run_id = parts.path.removeprefix(MAP_ROUTE)
+            if not _matches(query.get("key"), map_key(self.token, run_id)):
+                return _send(request, HTTPStatus.FORBIDDEN, "forbidden: not this map's key")
+            return self._map(request, run_id)
+        if not _matches(form.get("token") or query.get("token"), self.token):
             return _send(request, HTTPStatus.FORBIDDEN, "forbidden: open the URL with its token "
                          "(`geoask server status` prints it)")
         if request.command == "GET" and parts.path == "/":
             conversation = query.get("conversation") or f"ws-{uuid.uuid4().hex[:12]}"
-            if not CONVERSATION_ID.match(conversation):
+            if not CONVERSATION_ID.fullmatch(conversation):
                 return _send(request, HTTPStatus.BAD_REQUEST, "bad conversation id")
             return _send(request, HTTPStatus.OK, self.page(conversation), "text/html",
                          PAGE_POLICY)
         if request.command == "POST" and parts.path == "/ask":
             return self._ask(request, form)
-        if request.command == "GET" and parts.path.startswith(MAP_ROUTE):
-            return self._map(request, parts.path.removeprefix(MAP_ROUTE))
         return _send(request, HTTPStatus.NOT_FOUND, "not found")
 
     def _ask(self, request: BaseHTTPRequestHandler, form: Mapping[str, str]) -> None:
         conversation = form.get("conversation", "")
-        if not CONVERSATION_ID.match(conversation):
+        if not CONVERSATION_ID.fullmatch(conversation):
             return _send(request, HTTPStatus.BAD_REQUEST, "bad conversation id")
         with self._lock:
             asking = self._asking.setdefault(conversation, threading.Lock())
@@ -140,9 +158,9 @@ class Workspace:
     def answer(self, question: str, model: str | None, conversation: str) -> Turn:
         """``question`` asked as the conversation's next turn: its result or one-line error."""
         from geoask.app.api import ask
-        from geoask.errors import GeoaskError
 
         try:
+            check_served_model(model, self.settings)
             # this process lives on to post the run's Prefect artifacts: no wait for them
             return Turn(question, result=ask(question, model=model, conversation=conversation,
                                              wait_for_artifacts=False))
@@ -170,6 +188,12 @@ class Workspace:
         return next((url for result in results if result.run_id == run_id
                      for url in result.maps if url.endswith(".html")), None)
 
+    def model_options(self) -> str:
+        """The model menu's ``<option>`` s: the server's default, then every offered model."""
+        return "".join(['<option value="">configured default</option>', *(
+            f'<option value="{html.escape(name)}">{html.escape(name)}</option>'
+            for name in allowed_models(self.settings))])
+
     def page(self, conversation: str) -> str:
         """The whole page of ``conversation``: its turns, then the question form."""
         with self._lock:
@@ -177,7 +201,8 @@ class Workspace:
         token = html.escape(self.token)
         body = "\n".join(turn_html(i, turn, self.token) for i, turn in enumerate(turns, 1))
         return PAGE.format(
-            conversation=html.escape(conversation), token=token, turns=body or
+            conversation=html.escape(conversation), token=token, models=self.model_options(),
+            turns=body or
             "<p class=muted>No question yet: ask one below.</p>",
             new=html.escape("/?" + urlencode({"token": self.token})))
 
@@ -195,8 +220,10 @@ def turn_html(number: int, asked: Turn, token: str) -> str:
         rows = answer_rows(turn.answer.data_payload, turn.names)
         parts.append(f"<div class=answer>{table_html(rows)}</div>")
     if any(url.endswith(".html") for url in turn.maps):
-        src = f"{MAP_ROUTE}{quote(turn.run_id)}?" + urlencode({"token": token})
-        parts.append(f'<iframe class=map title="answer map" src="{html.escape(src)}"></iframe>')
+        src = f"{MAP_ROUTE}{quote(turn.run_id)}?" + urlencode({"key": map_key(token,
+                                                                               turn.run_id)})
+        parts.append(f'<iframe class=map title="answer map" sandbox="{MAP_SANDBOX}" '
+                     f'src="{html.escape(src)}"></iframe>')
     if turn.evidence:
         parts.append("<details class=evidence><summary>evidence</summary><ul>"
                      + "".join(f"<li>{html.escape(line)}</li>" for line in turn.evidence)
@@ -207,6 +234,21 @@ def turn_html(number: int, asked: Turn, token: str) -> str:
                 'target="_blank" rel="noopener">flow run in Prefect</a>')
     parts.append(f"<p class=muted>{run}</p></section>")
     return "\n".join(parts)
+
+
+def map_key(token: str, run_id: str) -> str:
+    """The key of one run's map (HMAC-SHA-256 of the run id under the page token).
+
+    It opens ``/map/<run id>`` and nothing else: a map's script that reads its own URL learns no
+    token.
+    """
+    return hmac.new(token.encode(), run_id.encode("utf-8", "surrogateescape"),
+                    hashlib.sha256).hexdigest()
+
+
+def _matches(given: str | None, secret: str) -> bool:
+    """Whether ``given`` is ``secret``, compared in constant time."""
+    return hmac.compare_digest((given or "").encode("utf-8", "surrogateescape"), secret.encode())
 
 
 def _single(values: Mapping[str, list[str]]) -> dict[str, str]:
@@ -264,7 +306,7 @@ textarea {{ width: 100%; font: inherit; }}
 <input type=hidden name=token value="{token}">
 <input type=hidden name=conversation value="{conversation}">
 <label>Question<br><textarea name=question rows=3 required></textarea></label><br>
-<label>Model <input name=model placeholder="configured default (GEOASK_MODEL)"></label>
+<label>Model <select name=model>{models}</select></label>
 <button type=submit>Ask</button>
 </form>
 </body></html>

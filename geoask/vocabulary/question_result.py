@@ -64,6 +64,10 @@ class QuestionResult(BaseModel):
         """What ``geoask ask`` prints (:func:`geoask.base.result_view.result_text`)."""
         return result_text(self)
 
+    def __str__(self) -> str:
+        """What ``geoask ask`` prints, for ``print(result)`` too (pydantic's own is a repr)."""
+        return result_text(self)
+
     def _repr_html_(self) -> str:
         """The notebook view: the answer as a table, the map inline (``result_html``)."""
         return result_html(self)

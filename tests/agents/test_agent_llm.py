@@ -157,6 +157,31 @@ def test_model_call_error(error, transient, fragment, cls):
     assert str(translated).startswith("sql agent: ") and fragment in str(translated)
 
 
+CREDENTIALED = "http://alice:pw-s3cret@127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize("error", [
+    ModelHTTPError(503, "m", {"error": f"upstream {CREDENTIALED} down"}),
+    UserError(f"cannot reach {CREDENTIALED}"),
+    UnexpectedModelBehavior(f"bad reply from {CREDENTIALED}"),
+], ids=["503", "other", "garbage"])
+def test_a_model_error_never_shows_the_url_credentials(error):
+    text = str(model_call_error(error, "sql", CREDENTIALED))
+    assert "pw-s3cret" not in text and "sql agent: " in text
+
+
+def test_the_execution_log_is_redacted_like_a_transcript():
+    from geoask.records.execution_log import ExecutionRecorder, ModelCall
+
+    recorder = ExecutionRecorder("run-1", "q", "FULL", secrets=["kept-s3cret"])
+    recorder.model_call(ModelCall(role="sql", stage="sql", duration_ms=1.0, status="error",
+                                  error=f"ModelCallError: {CREDENTIALED} said kept-s3cret"))
+    data = recorder.log.to_json_dict()
+    assert data["model_calls"][0]["error"] == (
+        "ModelCallError: http://alice:[redacted]@127.0.0.1:9/v1 said [redacted]")
+    assert data["failed_calls"] == 1 and data["question"] == "q"
+
+
 # --- token accounting ------------------------------------------------------------------------
 
 

@@ -201,6 +201,21 @@ def test_interrupted_run_resumes_with_the_remaining_questions(services, tmp_path
 
 @pytest.mark.db
 @pytest.mark.sandbox
+def test_a_dated_run_measures_afresh_in_a_folder_of_its_own(services, tmp_path):
+    cases, out = tasks_file(tmp_path, "airports-001"), tmp_path / "out"
+    first = run_benchmark(model="reference", tasks_file=cases, out_dir=str(out), dated=True)
+    second = run_benchmark(model="reference", tasks_file=cases, out_dir=str(out), dated=True)
+    for summary in (first, second):
+        assert (summary["meta"]["ran"], summary["meta"]["resumed"]) == (1, 0)
+        assert Path(summary["meta"]["out_dir"]).parent == out
+        assert (Path(summary["meta"]["out_dir"]) / "report.json").is_file()
+    assert first["meta"]["out_dir"] != second["meta"]["out_dir"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        Path(s["meta"]["out_dir"]).name for s in (first, second))
+
+
+@pytest.mark.db
+@pytest.mark.sandbox
 def test_dask_task_runner_on_a_local_cluster(services, tmp_path, bench_settings):
     from prefect_dask import DaskTaskRunner
 

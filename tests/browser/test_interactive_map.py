@@ -84,3 +84,44 @@ def test_the_interactive_map_draws_the_answer_offline(chromium, map_page, tmp_pa
     assert any(code in popup for code in ANSWER_IDS), popup
     data = json.loads(map_page.read_text().split('id="geoask-layers">')[1].split("</script>")[0])
     assert [layer["answer"] for layer in data] == [False, False, True]
+
+
+HOSTILE = 'Kildare<img src=x onerror="window.pwned=1">'
+
+
+def test_database_text_reaches_the_map_as_text_never_as_html(chromium, tmp_path):
+    """A label, a layer name and a popup holding markup are shown literally; nothing runs."""
+    from playwright.sync_api import sync_playwright
+
+    counties = gpd.GeoDataFrame(
+        {"name": [f"{HOSTILE} {i}" for i in range(3)]},
+        geometry=[box(-7.0 + 0.4 * i, 53.0, -6.6 + 0.4 * i, 53.4) for i in range(3)], crs=4326)
+    answer = FinalAnswer(answer_type="entity_list", summary="two",
+                         data_payload={"entities": [{"id": f"{HOSTILE} {i}"} for i in (0, 1)]})
+    features = pick_answer(answer, {f"counties{HOSTILE}": counties})
+    path = tmp_path / "map.html"
+    path.write_text(interactive_map_html(features, "Counties"), encoding="utf-8")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(chromium), headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1200, "height": 900})
+        try:
+            context.set_offline(True)
+            page = context.new_page()
+            page.goto(path.as_uri())
+            page.wait_for_selector("path.geoask-answer", timeout=15_000)
+            page.locator("path.geoask-answer").first.click()
+            page.wait_for_selector(".leaflet-popup-content", timeout=15_000)
+            page.wait_for_timeout(300)  # an injected image would have failed and fired by now
+            images = page.locator("img").count()
+            handlers = page.evaluate(
+                "document.querySelectorAll('[onerror]').length + (window.pwned ? 1000 : 0)")
+            labels = page.locator(".geoask-label").all_inner_texts()
+            control = page.locator(".leaflet-control-layers").inner_text()
+            popup = page.locator(".leaflet-popup-content").inner_text()
+        finally:
+            context.close()
+    assert (images, handlers) == (0, 0)
+    assert sorted(labels) == [f"{HOSTILE} 0", f"{HOSTILE} 1"]
+    assert HOSTILE in control
+    assert HOSTILE in popup

@@ -6,7 +6,8 @@ question box with the offline reference model, sees each turn's question and ans
 conversation's expected values), the first run's interactive map drawn in its frame (the
 follow-up reads the first turn's layer and exports none of its own, so its run draws no map)
 and its Prefect flow-run link; every request stays on the page's own origin without a
-Content-Security-Policy violation, and a request without the token is refused (403). The
+Content-Security-Policy violation, and a request without the token is refused (403); the map
+frame is sandboxed (it cannot read the page) and the token is in no log file. The
 screenshot is ``.geoask/screenshots/workspace.png``.
 """
 
@@ -31,13 +32,14 @@ ASK_TIMEOUT_MS = 45_000
 def workspace(served) -> tuple[str, str]:
     record = json.loads((served.work / "prefect" / "server.json").read_text())
     assert record["workspace_url"].startswith("http://127.0.0.1:"), record
-    assert f"workspace page: {record['workspace_url']}/?token=" in served.log()
+    assert f"workspace page: {record['workspace_url']} (" in served.log()
+    assert record["workspace_token"] not in served.log()  # the token is never in a log file
     return record["workspace_url"], record["workspace_token"]
 
 
 def ask(page, question: str, number: int):
     page.locator("textarea[name=question]").fill(question)
-    page.locator("input[name=model]").fill("reference")
+    page.locator("select[name=model]").select_option("reference")
     began = time.perf_counter()
     page.get_by_role("button", name="Ask").click()
     turn = page.locator(f"#turn-{number}")
@@ -77,6 +79,12 @@ def test_the_workspace_asks_a_conversation_and_shows_tables_and_maps(
     frame = turn.frame_locator("iframe.map")  # the run's own map.html, drawn offline
     expect(frame.locator(".leaflet-container")).to_be_visible()
     expect(frame.locator("path.leaflet-interactive").first).to_be_attached()
+    assert turn.locator("iframe.map").get_attribute("sandbox") == "allow-scripts"
+    assert token not in (turn.locator("iframe.map").get_attribute("src") or "")
+    inner = next(f for f in page.frames if "/map/" in f.url)
+    reach = inner.evaluate("() => { try { return parent.document.body.innerHTML.length; }"
+                           " catch (error) { return error.name; } }")
+    assert reach == "SecurityError"  # the map cannot read the page (nor its token)
 
     turn = ask(page, second.question, 2)
     expect(turn.locator("h2")).to_have_text("Turn 2: answered")

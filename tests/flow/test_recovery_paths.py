@@ -283,6 +283,28 @@ def test_an_unreachable_model_url_fails_fast_naming_it(make_services, monkeypatc
     assert elapsed < 5.0, f"took {elapsed:.1f} s to fail"
 
 
+def test_credentials_in_the_model_url_reach_no_message_and_no_log(make_services, monkeypatch,
+                                                                  flow_settings):
+    from pathlib import Path
+
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # only to a closed local port
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(model="openai-compatible:x",
+                        openai_base_url=f"http://alice:pw-s3cret@127.0.0.1:{port}/v1")
+    services = make_services(ScriptedModel({}))
+    services.models = lambda role: model_for(role, settings)
+    with pytest.raises(ModelCallError) as caught:
+        answer_question(RANK_QUESTION, services=services)
+    assert f"model endpoint http://alice:[redacted]@127.0.0.1:{port}/v1 refused" in str(
+        caught.value)
+    logs = [path.read_text() for path in Path(flow_settings.artifact_root).rglob(
+        "execution_log.json") if f"127.0.0.1:{port}" in path.read_text()]
+    assert len(logs) == 1 and "alice:[redacted]@" in logs[0]
+    assert "pw-s3cret" not in str(caught.value) + logs[0]
+
+
 def test_no_planner_variant_adds_python_when_the_sql_agent_asks(make_services, reader):
     from demo_cases import CORRELATION_SCRIPT
 

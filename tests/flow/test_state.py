@@ -249,3 +249,42 @@ def test_the_same_error_twice_stops_revising_that_way():
     replanned = step_failed(replanned, "python-1", failure)
     decision = decide_after_failure(replanned, "python-1", failure)
     assert decision.transition is Transition.TERMINATE and "new plan" in decision.reason
+
+
+LONG_ERROR = ("chicago_airports: result_too_large: the result has more than 1,000 rows (the row "
+              "cap, GEOASK_SQL_ROW_CAP) and geoask never computes on a cut result: screen "
+              "candidates in SQL with an index-backed bounding-box test (geom && "
+              "ST_MakeEnvelope(...) or ST_Expand(...)), aggregate in SQL, or select fewer rows")
+
+
+def test_a_long_recurring_error_is_shown_once_whole_and_referred_to_elsewhere():
+    from geoask.base.result_view import result_text
+    from geoask.run.state import decide_after_failure
+    from geoask.run.state_report import evidence_trail
+    from geoask.vocabulary.question_result import QuestionResult
+
+    failure = StepFailure(kind="database", message=LONG_ERROR)
+    state = state_with(attempts={"sql-1": 1})
+    for attempt in range(2):
+        state = step_failed(state, "sql-1", failure)
+        decision = decide_after_failure(state, "sql-1", failure)
+        state = apply_decision(state, decision)
+        if attempt == 0:
+            state = step_started(state, "sql-1")
+    assert len(LONG_ERROR) > 240 and state.tried and state.decisions
+    report, trail = failure_report(state), evidence_trail(state)
+    assert report.count(LONG_ERROR) == 1 and f"error 1: {LONG_ERROR}" in report.splitlines()
+    assert "[error 1]" in report
+    assert not any(line.endswith("...") for line in report.splitlines())  # nothing cut
+    assert f"error 1: {LONG_ERROR}" in trail and "\n".join(trail).count(LONG_ERROR) == 1
+    shown = result_text(QuestionResult(status="failed", message=report, evidence=trail,
+                                       run_id="r", artifact_folder="/tmp/r"))
+    assert shown.count(LONG_ERROR) == 1
+
+
+def test_a_short_error_seen_once_stays_in_its_line():
+    state = step_failed(state_with(attempts={"sql-1": 1}), "sql-1",
+                        StepFailure(kind="database", message="column x does not exist"))
+    report = failure_report(state)
+    assert "sql-1 attempt 1: database: column x does not exist" in report
+    assert "[error" not in report and "error 1:" not in report

@@ -75,3 +75,47 @@ def test_querying_an_empty_index_says_what_to_do(tmp_path, embedder):
 def test_bad_chroma_url_is_a_configuration_error(tmp_path, url):
     with pytest.raises(ConfigurationError, match="GEOASK_CHROMA_URL"):
         chroma_client(tmp_path, url)
+
+
+RACE = """
+import sys, threading
+from pathlib import Path
+from geoask.retrieval.chroma_index import chroma_client
+barrier, errors, clients = threading.Barrier(8), [], []
+def open_store():
+    barrier.wait()
+    try:
+        client = chroma_client(Path(sys.argv[1]), None)
+        client.list_collections()
+        clients.append(client)
+    except Exception as error:
+        errors.append(f"{type(error).__name__}: {error}")
+threads = [threading.Thread(target=open_store) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(len(clients), len({id(client) for client in clients}), errors)
+"""
+
+
+def test_concurrent_openers_in_a_fresh_process_share_one_client(tmp_path):
+    import subprocess
+    import sys
+
+    completed = subprocess.run([sys.executable, "-c", RACE, str(tmp_path)], capture_output=True,
+                               text=True, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.strip().splitlines()[-1] == "8 1 []"
+
+
+def test_a_store_chroma_cannot_open_is_a_typed_infrastructure_error(tmp_path):
+    from geoask.errors import IndexUnavailableError
+    from geoask.models.retry import is_infrastructure_failure
+
+    (tmp_path / "chroma").mkdir()
+    (tmp_path / "chroma" / "chroma.sqlite3").write_bytes(b"not a database" * 100)
+    with pytest.raises(IndexUnavailableError, match="could not be opened") as caught:
+        chroma_client(tmp_path, None)
+    assert str(tmp_path / "chroma") in str(caught.value)
+    assert isinstance(caught.value, RetrievalError) and is_infrastructure_failure(caught.value)

@@ -129,6 +129,8 @@ def test_nightly_benchmark_deployment_is_scheduled():
     assert deployment.name == "nightly-benchmark"
     assert [s.schedule.cron for s in deployment.schedules] == ["15 3 * * *"]
     assert deployment.parameters == {"model": "reference", "variant": "FULL"}
+    # each scheduled night measures afresh (a dated out folder); an API run keeps its out_dir
+    assert [s.parameters for s in deployment.schedules] == [{"dated": True}]
 
 
 def _refusal(deployment, parameters: dict) -> str | None:
@@ -349,7 +351,8 @@ def test_prefect_yaml_schedule_and_parameters_match_the_settings_defaults():
     nightly = next(d for d in prefect_yaml()["deployments"] if d["name"] == "nightly-benchmark")
     defaults = Settings()
     assert nightly["schedules"] == [{"cron": defaults.benchmark_schedule_cron,
-                                     "timezone": "UTC", "active": True}]
+                                     "timezone": "UTC", "active": True,
+                                     "parameters": deployments.SCHEDULED_PARAMETERS}]
     assert nightly["parameters"] == {"model": defaults.benchmark_schedule_model,
                                      "variant": "FULL"}
 

@@ -8,7 +8,14 @@ import urllib.request
 
 import pytest
 
-from geoask.service.workspace import MAP_POLICY, PAGE_POLICY, Turn, Workspace, turn_html
+from geoask.service.workspace import (
+    MAP_POLICY,
+    PAGE_POLICY,
+    Turn,
+    Workspace,
+    map_key,
+    turn_html,
+)
 from geoask.vocabulary.answers import FinalAnswer
 from geoask.vocabulary.question_result import QuestionResult
 
@@ -49,7 +56,8 @@ def test_every_text_of_a_turn_is_escaped(tmp_path):
     assert "<script>" not in text
     assert text.count("&lt;script&gt;") == 4  # question, message, table cell, evidence
     assert 'href="http://127.0.0.1:1/runs/flow-run/abc"' in text
-    assert 'src="/map/run-1?token=tok"' in text
+    assert f'sandbox="allow-scripts" src="/map/run-1?key={map_key("tok", "run-1")}"' in text
+    assert "tok" not in text.replace(map_key("tok", "run-1"), "")  # no token in the frame URL
 
 
 def test_names_beside_codes_are_shown_and_escaped(tmp_path):
@@ -87,13 +95,24 @@ def test_the_page_has_a_strict_policy_and_the_form(workspace):
 
 def test_only_maps_of_its_own_runs_are_served(workspace, tmp_path):
     workspace.turns["c-1"] = [Turn("q", result(tmp_path))]
-    status, headers, body = get(f"{workspace.url}/map/run-1?token={workspace.token}")
+    status, headers, body = get(f"{workspace.url}/map/run-1?key="
+                                f"{map_key(workspace.token, 'run-1')}")
     assert (status, body) == (200, "<html><body>the map</body></html>")
     assert headers["Content-Security-Policy"] == MAP_POLICY
+    assert MAP_POLICY.endswith("; sandbox allow-scripts")  # an opaque origin, opened alone too
     traversal = urllib.parse.quote("../../etc/passwd", safe="")
     for run in ("run-2", traversal):
-        status, _, _ = get(f"{workspace.url}/map/{run}?token={workspace.token}")
+        status, _, _ = get(f"{workspace.url}/map/{run}?key={map_key(workspace.token, run)}")
         assert status == 404
+
+
+def test_a_map_key_opens_its_own_map_only_and_the_page_never(workspace, tmp_path):
+    workspace.turns["c-1"] = [Turn("q", result(tmp_path))]
+    key = map_key(workspace.token, "run-1")
+    for url in (f"/map/run-1?token={workspace.token}", f"/map/run-2?key={key}", f"/?token={key}",
+                f"/?key={key}"):
+        status, _, _ = get(f"{workspace.url}{url}")
+        assert status == 403, url
 
 
 def test_an_empty_question_becomes_a_clear_error_turn(workspace, monkeypatch):
@@ -158,3 +177,78 @@ def test_a_conversation_asks_one_question_at_a_time(workspace, monkeypatch, tmp_
         thread.join()
     assert overlaps == [1, 1]
     assert sorted(turn.question for turn in workspace.turns["c-3"]) == ["q0", "q1"]
+
+
+def post_ask(workspace, **fields: str) -> int:
+    data = urllib.parse.urlencode({"token": workspace.token, "question": "q", **fields}).encode()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"{workspace.url}/ask",
+                                                           data=data)) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_only_the_offered_models_and_run_conversation_ids_are_taken(workspace, monkeypatch,
+                                                                    tmp_path):
+    from geoask.models.served import allowed_models
+
+    asked: list[object] = []
+    monkeypatch.setattr("geoask.app.api.ask", lambda question, **options: (
+        asked.append(options["model"]), result(tmp_path))[1])
+    for model in ("recorded:/etc", "openai-compatible:evil"):
+        assert post_ask(workspace, conversation="c-4", model=model) == 200
+    assert asked == []
+    errors = [turn.error or "" for turn in workspace.turns["c-4"]]
+    assert all(e.startswith("ConfigurationError: model ") and "not offered" in e
+               for e in errors), errors
+    assert post_ask(workspace, conversation="c-4", model="reference") == 200
+    assert asked == ["reference"]
+    for conversation in ("..", ".hidden", "-x"):
+        assert post_ask(workspace, conversation=conversation) == 400
+        status, _, _ = get(f"{workspace.url}/?token={workspace.token}&conversation="
+                           f"{conversation}")
+        assert status == 400
+    _, _, body = get(f"{workspace.url}/?token={workspace.token}&conversation=c-4")
+    offered = ['<option value="">configured default</option>'] + [
+        f'<option value="{name}">{name}</option>' for name in allowed_models(workspace.settings)]
+    assert f"<select name=model>{''.join(offered)}</select>" in body
+
+
+def test_a_server_not_in_a_terminal_writes_no_token(monkeypatch, capsys):
+    from geoask.service.cli import _start_workspace
+    from geoask.settings import get_settings
+
+    workspace = _start_workspace(get_settings())  # captured stdout: not a terminal, like a log
+    try:
+        printed = capsys.readouterr().out
+    finally:
+        workspace.stop()
+    assert f"workspace page: {workspace.url} (`geoask server status`" in printed
+    assert workspace.token not in printed
+
+
+def test_request_logs_carry_no_token(workspace, caplog):
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="geoask.service.loopback"):
+        get(f"{workspace.url}/?token={workspace.token}&conversation=c-5")
+        get(f"{workspace.url}/map/run-1?key={map_key(workspace.token, 'run-1')}")
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "GET /?..." in logged
+    assert workspace.token not in logged and map_key(workspace.token, "run-1") not in logged
+
+
+def test_the_background_server_log_is_readable_by_its_owner_only(tmp_path):
+    import os
+    import stat
+
+    from geoask.service.local import private_log
+
+    path = tmp_path / "serve.log"
+    path.write_text("old\n")
+    path.chmod(0o644)
+    with private_log(path) as descriptor:
+        os.write(descriptor, b"new\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_text() == "old\nnew\n"
