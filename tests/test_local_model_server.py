@@ -76,7 +76,8 @@ def test_serve_status_stop(stand_in):
         assert answers(state) and read_state(models) == state
         assert env_lines(state) == ["GEOASK_MODEL=openai-compatible:tiny",
                                     f"GEOASK_OPENAI_BASE_URL=http://127.0.0.1:{port}/v1",
-                                    "GEOASK_MODEL_CONTEXT_TOKENS=4096"]
+                                    "GEOASK_MODEL_CONTEXT_TOKENS=4096",
+                                    "GEOASK_OUTPUT_MODE=native"]
         assert served_context_tokens(state.base_url) == 4096
         again = start_server(models, server, gguf="tiny.gguf", port=port)
         assert again.pid == state.pid  # found running, not started twice

@@ -98,13 +98,19 @@ def model_name_for(role: str, settings: Settings) -> str:
 
 
 def model_settings_for(settings: Settings) -> ModelSettings:
-    """Request settings shared by every agent call (temperature, timeouts in s, HTTP retries)."""
-    return ModelSettings(
+    """Request settings shared by every agent call.
+
+    Temperature, timeouts (s), HTTP retries, and the response's token limit when one is set.
+    """
+    shared = ModelSettings(
         temperature=settings.model_temperature,
         timeout=settings.model_timeout_s,
         request_timeout=settings.model_request_timeout_s,
         max_retries=settings.model_max_retries,
     )
+    if settings.model_max_output_tokens is not None:
+        shared["max_tokens"] = settings.model_max_output_tokens
+    return shared
 
 
 def model_for(role: str, settings: Settings, *, reference_model: Model | None = None) -> Model:

@@ -61,10 +61,17 @@ class ServerState:
 
 
 def env_lines(state: ServerState) -> list[str]:
-    """The ``GEOASK_*`` lines that point every agent at the server."""
+    """The ``GEOASK_*`` lines that point every agent at the server.
+
+    The output mode is ``native``: llama-server turns a JSON-schema ``response_format`` into a
+    grammar the sampler cannot leave, while it left ``tool_choice=required`` unenforced for
+    SmolLM2's chat template (and for the Qwen 2.5, Hermes 2 Pro and SmolLM3 tool templates
+    tried with it): the model answered in prose.
+    """
     return [f"GEOASK_MODEL=openai-compatible:{state.alias}",
             f"GEOASK_OPENAI_BASE_URL={state.base_url}",
-            f"GEOASK_MODEL_CONTEXT_TOKENS={state.context_tokens}"]
+            f"GEOASK_MODEL_CONTEXT_TOKENS={state.context_tokens}",
+            "GEOASK_OUTPUT_MODE=native"]
 
 
 def server_command(server: Path, model: Path, *, port: int, context_tokens: int, alias: str,

@@ -129,6 +129,14 @@ class ModelSettings(_RoleModels):  # type: ignore[misc,valid-type]
     model_temperature: float = Field(
         default=0.0, ge=0.0, le=2.0, description="Sampling temperature of every agent call."
     )
+    model_max_output_tokens: int | None = Field(
+        default=None, ge=16,
+        description=(
+            "Most tokens one model response may have (the request's max_tokens). Unset: the "
+            "server's limit (llama.cpp's: the rest of the context window). A small local model "
+            "that rambles is cut off here, and its cut output fails like any broken output."
+        ),
+    )
     model_timeout_s: float = Field(
         default=60.0, gt=0,
         description="Timeout of one HTTP attempt of a model call (s); a retry re-arms it.",

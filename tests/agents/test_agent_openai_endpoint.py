@@ -61,6 +61,14 @@ def test_429_is_retried_then_the_tool_call_is_the_output():
 
 
 @pytest.mark.usefixtures("allow_local_requests")
+@pytest.mark.parametrize("limit", [None, 256])
+def test_the_response_token_limit_is_sent_only_when_set(limit):
+    with FakeChatServer([ToolCall("Intent", INTENT)]) as server:
+        run(server, model_max_output_tokens=limit)
+    assert server.requests[0].get("max_completion_tokens") == limit  # OpenAI's name for it
+
+
+@pytest.mark.usefixtures("allow_local_requests")
 def test_persistent_429_ends_as_a_transient_model_call_error():
     with FakeChatServer([RATE_LIMITED] * 5) as server, pytest.raises(AgentRunError) as caught:
         run(server, model_max_retries=1)
