@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from geoask.app.commands.bench import showcase_text
 from geoask.bench.runs import CaseRun
+from geoask.bench.showcase import showcase_text
 
 PAYLOAD = {"items": [{"rank": 1, "id": "CT", "value": 40640.123456789},
                      {"rank": 2, "id": "MA", "value": 37992.5}], "unit": "USD"}
