@@ -47,6 +47,7 @@ CAUSES = (
     ("sandbox", "sandbox"),
     ("refus", "refusal"),
     ("reject", "rejected"),
+    ("could not answer this question", "the agent gave up"),
 )
 
 

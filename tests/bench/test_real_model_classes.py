@@ -20,6 +20,9 @@ from real_model import outcome_class
      "failure: output cut at the token limit"),
     ("AgentOutputError: sql agent: the model's output broke the agent's rules on every attempt",
      "failure: output broke the rules"),
+    ("geoask could not answer this question: Fix error in output", "failure: the agent gave up"),
+    ("geoask could not answer this question: react agent: the model's output was cut off at its "
+     "token limit", "failure: output cut at the token limit"),
 ])
 def test_only_an_exception_geoask_does_not_know_is_a_crash(message, expected):
     assert outcome_class({"outcome": "error"}, {"status": "error", "message": message}) == expected
