@@ -32,10 +32,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from geoask import errors
+
 GEOASK = [sys.executable, "-m", "geoask"]
 LOCAL_MODEL = "openai-compatible:smollm2-135m"
 CAUSES = (
     ("output broke", "output broke the rules"),
+    ("token limit", "output cut at the token limit"),
     ("step budget", "step budget used up"),
     ("context window", "context overflow"),
     ("model endpoint", "model endpoint"),
@@ -44,6 +47,7 @@ CAUSES = (
     ("sandbox", "sandbox"),
     ("refus", "refusal"),
     ("reject", "rejected"),
+    ("could not answer this question", "the agent gave up"),
 )
 
 
@@ -92,9 +96,10 @@ def _text(value: str | bytes | None) -> str:
 def outcome_class(score: dict[str, Any], run: dict[str, Any]) -> str:
     """The outcome class of one case: answered right or wrong, failure by cause, crash.
 
-    A crash is a run that raised an exception geoask does not know (its message starts with
-    a bare ``SomethingError:``) instead of ending in a typed outcome; a failure of what the run
-    stands on (database, index, model endpoint down) is ``failure: infrastructure``.
+    A crash is a run that raised an exception geoask does not know - its message starts with
+    an exception's name that is no :class:`geoask.errors.GeoaskError` (``KeyError: ...``) -
+    instead of ending in a typed outcome (``ModelCallError: ...`` is one); a failure of what
+    the run stands on (database, index, model endpoint down) is ``failure: infrastructure``.
     """
     message = run.get("message") or ""
     if score.get("ssa"):
@@ -103,12 +108,19 @@ def outcome_class(score: dict[str, Any], run: dict[str, Any]) -> str:
         return "answered wrong"
     if run.get("infrastructure"):
         return "failure: infrastructure"
-    if run.get("status") == "error" and re.match(r"^[A-Z]\w*(Error|Exception): ", message):
+    raised = re.match(r"^([A-Z]\w*(?:Error|Exception)): ", message)
+    if run.get("status") == "error" and raised and not _typed(raised.group(1)):
         return "crash"
     for needle, cause in CAUSES:
         if needle.lower() in message.lower():
             return f"failure: {cause}"
     return f"failure: {score.get('outcome', 'unknown')}"
+
+
+def _typed(name: str) -> bool:
+    """True when ``name`` is one of geoask's typed errors (a ``GeoaskError`` subclass)."""
+    found = getattr(errors, name, None)
+    return isinstance(found, type) and issubclass(found, errors.GeoaskError)
 
 
 def case_runs(out: Path) -> dict[tuple[str, str], dict[str, Any]]:

@@ -288,6 +288,10 @@ def model_call_error(error: BaseException, role: str,
         return AgentOutputError(
             role, f"the model's output broke the agent's rules on every attempt ({detail}){last}; "
             "try a stronger model or rephrase the question")
+    if isinstance(error, ai_errors.OutputTokenLimitExceeded):
+        return AgentOutputError(
+            role, "the model's output was cut off at its token limit before it was complete; "
+            "raise GEOASK_MODEL_MAX_OUTPUT_TOKENS (or the server's limit) or try a stronger model")
     status = error.status_code if isinstance(error, ai_errors.ModelHTTPError) else None
     if isinstance(error, ai_errors.ModelAuthenticationError) or status in (401, 403):
         return ModelCallError(role, f"the model endpoint refused the API key ({detail}); check "

@@ -112,6 +112,23 @@ def test_malformed_response_is_a_clear_error(body):
 
 
 @pytest.mark.usefixtures("allow_local_requests")
+def test_output_cut_at_the_token_limit_is_broken_output_naming_the_limit():
+    cut = {"id": "x", "object": "chat.completion", "created": 1, "model": "fake-qwen",
+           "choices": [{"index": 0, "finish_reason": "length", "message": {
+               "role": "assistant", "content": None, "tool_calls": [{
+                   "id": "c1", "type": "function", "function": {
+                       "name": "final_result_Intent", "arguments": '{"target": "NC coun'}}]}}]}
+    with FakeChatServer([RawBody(json.dumps(cut))] * 3) as server, \
+            pytest.raises(AgentRunError) as caught:
+        run(server, model_max_output_tokens=64)
+    assert server.requests[0]["max_completion_tokens"] == 64
+    error = model_call_error(caught.value, "intent")
+    assert isinstance(error, AgentOutputError)
+    assert "cut off at its token limit" in str(error)
+    assert "GEOASK_MODEL_MAX_OUTPUT_TOKENS" in str(error)
+
+
+@pytest.mark.usefixtures("allow_local_requests")
 def test_rule_break_over_http_is_retried_and_then_accepted():
     no_k = {**INTENT, "top_k": None}
     with FakeChatServer([ToolCall("Intent", no_k), ToolCall("Intent", INTENT)]) as server:
