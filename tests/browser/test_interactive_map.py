@@ -8,6 +8,10 @@ opens a popup, and checks that no request left the page (all JS/CSS inlined, no 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import geopandas as gpd
 import pytest
@@ -16,6 +20,9 @@ from shapely.geometry import Point, box
 from geoask.maps.answer_features import pick_answer
 from geoask.maps.interactive_map import interactive_map_html
 from geoask.vocabulary.answers import FinalAnswer
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext
 
 pytestmark = [pytest.mark.browser]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -45,34 +52,41 @@ def map_page(tmp_path):
     return path
 
 
-def test_the_interactive_map_draws_the_answer_offline(chromium, map_page, tmp_path):
+@contextmanager
+def offline_browser(chromium: Path, tmp_path: Path) -> Iterator[BrowserContext]:
+    """A headless Chromium context of its own profile, with the network off."""
     from playwright.sync_api import sync_playwright
 
-    requests: list[str] = []
-    errors: list[str] = []
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=str(chromium), headless=True,
             args=CHROMIUM_ARGS, viewport={"width": 1200, "height": 900})
         try:
             context.set_offline(True)
-            context.route("**/*", lambda route: (requests.append(route.request.url),
-                                                  route.continue_() if route.request.url
-                                                  == map_page.as_uri() else route.abort()))
-            page = context.new_page()
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(map_page.as_uri())
-            page.wait_for_selector("path.geoask-answer", timeout=15_000)
-            answer_paths = page.locator("path.geoask-answer").count()
-            context_paths = page.locator("path.geoask-context").count()
-            legend = page.locator(".geoask-legend").inner_text()
-            scale = page.locator(".leaflet-control-scale").inner_text()
-            title = page.title()
-            page.locator("path.geoask-answer").first.click()
-            popup = page.locator(".leaflet-popup-content").inner_text()
-            page.screenshot(path=str(tmp_path / "interactive-map.png"))
+            yield context
         finally:
             context.close()
+
+
+def test_the_interactive_map_draws_the_answer_offline(chromium, map_page, tmp_path):
+    requests: list[str] = []
+    errors: list[str] = []
+    with offline_browser(chromium, tmp_path) as context:
+        context.route("**/*", lambda route: (requests.append(route.request.url),
+                                              route.continue_() if route.request.url
+                                              == map_page.as_uri() else route.abort()))
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(map_page.as_uri())
+        page.wait_for_selector("path.geoask-answer", timeout=15_000)
+        answer_paths = page.locator("path.geoask-answer").count()
+        context_paths = page.locator("path.geoask-context").count()
+        legend = page.locator(".geoask-legend").inner_text()
+        scale = page.locator(".leaflet-control-scale").inner_text()
+        title = page.title()
+        page.locator("path.geoask-answer").first.click()
+        popup = page.locator(".leaflet-popup-content").inner_text()
+        page.screenshot(path=str(tmp_path / "interactive-map.png"))
     assert errors == []
     assert requests == [map_page.as_uri()]  # nothing but the page itself was requested
     assert answer_paths == len(ANSWER_IDS)
@@ -91,8 +105,6 @@ HOSTILE = 'Kildare<img src=x onerror="window.pwned=1">'
 
 def test_database_text_reaches_the_map_as_text_never_as_html(chromium, tmp_path):
     """A label, a layer name and a popup holding markup are shown literally; nothing runs."""
-    from playwright.sync_api import sync_playwright
-
     counties = gpd.GeoDataFrame(
         {"name": [f"{HOSTILE} {i}" for i in range(3)]},
         geometry=[box(-7.0 + 0.4 * i, 53.0, -6.6 + 0.4 * i, 53.4) for i in range(3)], crs=4326)
@@ -101,26 +113,19 @@ def test_database_text_reaches_the_map_as_text_never_as_html(chromium, tmp_path)
     features = pick_answer(answer, {f"counties{HOSTILE}": counties})
     path = tmp_path / "map.html"
     path.write_text(interactive_map_html(features, "Counties"), encoding="utf-8")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(chromium), headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1200, "height": 900})
-        try:
-            context.set_offline(True)
-            page = context.new_page()
-            page.goto(path.as_uri())
-            page.wait_for_selector("path.geoask-answer", timeout=15_000)
-            page.locator("path.geoask-answer").first.click()
-            page.wait_for_selector(".leaflet-popup-content", timeout=15_000)
-            page.wait_for_timeout(300)  # an injected image would have failed and fired by now
-            images = page.locator("img").count()
-            handlers = page.evaluate(
-                "document.querySelectorAll('[onerror]').length + (window.pwned ? 1000 : 0)")
-            labels = page.locator(".geoask-label").all_inner_texts()
-            control = page.locator(".leaflet-control-layers").inner_text()
-            popup = page.locator(".leaflet-popup-content").inner_text()
-        finally:
-            context.close()
+    with offline_browser(chromium, tmp_path) as context:
+        page = context.new_page()
+        page.goto(path.as_uri())
+        page.wait_for_selector("path.geoask-answer", timeout=15_000)
+        page.locator("path.geoask-answer").first.click()
+        page.wait_for_selector(".leaflet-popup-content", timeout=15_000)
+        page.wait_for_timeout(300)  # an injected image would have failed and fired by now
+        images = page.locator("img").count()
+        handlers = page.evaluate(
+            "document.querySelectorAll('[onerror]').length + (window.pwned ? 1000 : 0)")
+        labels = page.locator(".geoask-label").all_inner_texts()
+        control = page.locator(".leaflet-control-layers").inner_text()
+        popup = page.locator(".leaflet-popup-content").inner_text()
     assert (images, handlers) == (0, 0)
     assert sorted(labels) == [f"{HOSTILE} 0", f"{HOSTILE} 1"]
     assert HOSTILE in control
