@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
-from pathlib import Path
 from typing import Final
 
 import pydantic_ai
@@ -45,12 +44,8 @@ from pydantic_ai.settings import ModelSettings, merge_model_settings
 
 from geoask.errors import AgentOutputError, ConfigurationError, ModelCallError
 from geoask.models.output_modes import output_mode_for, with_output_mode
-from geoask.models.recorded import (
-    RECORDED_PREFIX,
-    RecordedModel,
-    check_recorded_question,
-    run_folder,
-)
+from geoask.models.recorded import RecordedModel
+from geoask.models.recordings import RECORDED_PREFIX, local_artifact_root, run_folder
 from geoask.models.tokens import TokenUsage, token_usage
 from geoask.models.transcripts import OPENAI_COMPATIBLE_PROVIDER_NAME, redact
 from geoask.settings import Settings
@@ -137,7 +132,7 @@ def model_for(role: str, settings: Settings, *, reference_model: Model | None = 
             )
         return reference_model
     if name.startswith(RECORDED_PREFIX):
-        folder = run_folder(name.removeprefix(RECORDED_PREFIX), _local_root(settings))
+        folder = run_folder(name.removeprefix(RECORDED_PREFIX), local_artifact_root(settings))
         return RecordedModel(folder, role)
     request_settings = model_settings_for(settings)
     if name.startswith(OPENAI_COMPATIBLE_PREFIX):
@@ -149,26 +144,6 @@ def model_for(role: str, settings: Settings, *, reference_model: Model | None = 
         model = _inferred_model(name, request_settings)
     return with_output_mode(model, output_mode_for(role, settings, name),
                             settings.model_context_tokens)
-
-
-def check_recorded_models(question: str, settings: Settings, model: str | None = None) -> None:
-    """Refuse a ``recorded:`` model (``model``, ``GEOASK_MODEL`` or a role's) for another question.
-
-    Raises:
-        ConfigurationError: a recorded model's run answered a different question
-            (:func:`geoask.models.recorded.check_recorded_question`).
-
-    """
-    names = {model or settings.model, *(getattr(settings, f"model_{role}") for role in ROLES)}
-    for name in sorted(str(n).strip() for n in names if n):
-        if name.startswith(RECORDED_PREFIX):
-            check_recorded_question(name.removeprefix(RECORDED_PREFIX), question,
-                                    _local_root(settings))
-
-
-def _local_root(settings: Settings) -> Path | None:
-    root = settings.artifact_root_url
-    return Path(root) if "://" not in root else None
 
 
 def _openai_compatible_model(
@@ -357,7 +332,6 @@ __all__ = [
     "ROLES",
     "ModelProvider",
     "TokenUsage",
-    "check_recorded_models",
     "connection_failure",
     "is_transient_model_error",
     "model_call_error",

@@ -7,8 +7,9 @@ order, and fails again where the recorded request failed (the same HTTP status).
 answers in the output mode it was recorded in. The pipeline, guard, database and sandbox run
 for real, so the replay reaches the recorded outcome unless geoask itself has changed; when
 the replay asks a role for more responses than were recorded it stops with one clear line.
-A recording answers only its own question: :func:`check_recorded_question` refuses another one
-(the recorded run's ``execution_log.json`` holds its question), before any run starts.
+A recording answers only its own question:
+:func:`geoask.models.recordings.check_recorded_question` refuses another one (the recorded
+run's ``execution_log.json`` holds its question), before any run starts.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import json
 from collections import deque
 from pathlib import Path
-from typing import Final
 
 from pydantic_ai import exceptions as ai_errors
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -25,63 +25,11 @@ from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from geoask.errors import ConfigurationError, ModelCallError
-from geoask.models.transcripts import (
+from geoask.models.recordings import (
     CALLS_FOLDER,
-    CallTranscript,
-    RequestRecord,
-    load_response,
+    RECORDED_PREFIX,
 )
-
-RECORDED_PREFIX: Final = "recorded:"
-EXECUTION_LOG: Final = "execution_log.json"
-"""The run folder's execution log, which names the recorded run's question."""
-
-
-def run_folder(reference: str, artifact_root: Path | None = None) -> Path:
-    """The run folder a ``recorded:`` model names: a folder path, or a run id under the root.
-
-    Raises:
-        ConfigurationError: neither names a folder with a ``calls/`` sub-folder.
-
-    """
-    candidates = [Path(reference).expanduser()]
-    if artifact_root is not None:
-        candidates.append(artifact_root / reference)
-    for folder in candidates:
-        if (folder / CALLS_FOLDER).is_dir():
-            return folder
-    raise ConfigurationError(
-        f"recorded:{reference} names no run folder with call transcripts ({CALLS_FOLDER}/); "
-        "give the path of a run folder, or a run id under GEOASK_ARTIFACT_ROOT")
-
-
-def check_recorded_question(reference: str, question: str,
-                            artifact_root: Path | None = None) -> None:
-    """Refuse replaying the run ``reference`` names for a ``question`` it did not answer.
-
-    Questions are compared with their whitespace runs made single spaces.
-
-    Raises:
-        ConfigurationError: no such run folder, its execution log names no question, or its
-            question is another one (the message quotes both).
-
-    """
-    folder = run_folder(reference, artifact_root)
-    try:
-        recorded = json.loads((folder / EXECUTION_LOG).read_text(encoding="utf-8"))["question"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ConfigurationError(
-            f"recorded:{reference} has no {EXECUTION_LOG} naming its question, so it cannot "
-            "be replayed") from None
-    if " ".join(str(recorded).split()) != " ".join(question.split()):
-        raise ConfigurationError(
-            f"recorded:{reference} replays the question {_quoted(str(recorded))}, not "
-            f"{_quoted(question)}; ask the recorded question, or use another model")
-
-
-def _quoted(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+from geoask.models.transcripts import CallTranscript, RequestRecord, load_response
 
 
 def load_transcripts(folder: Path) -> list[CallTranscript]:
@@ -152,5 +100,4 @@ class RecordedModel(Model):
         raise ai_errors.UnexpectedModelBehavior(f"recorded failure: {record.error}")
 
 
-__all__ = ["RECORDED_PREFIX", "RecordedModel", "check_recorded_question", "load_transcripts",
-           "run_folder"]
+__all__ = ["RecordedModel", "load_transcripts"]

@@ -34,9 +34,8 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from geoask.models.context import check_context, served_context_tokens
+from geoask.models.recordings import CALLS_FOLDER
 
-CALLS_FOLDER: Final = "calls"
-"""The run folder's sub-folder of transcripts (``calls/<n>-<role>.json``)."""
 REDACTED: Final = "[redacted]"
 OPENAI_COMPATIBLE_PROVIDER_NAME: Final = "geoask-openai-compatible"
 """The provider name of ``openai-compatible:`` models (whose server is asked its window)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from geoask.errors import ConfigurationError
-from geoask.models.llm import check_recorded_models
+from geoask.models.recordings import check_recorded_models
 from geoask.run.conversation import check_conversation_id
 from geoask.run.variants import Variant, parse_variant
 from geoask.settings import Settings
