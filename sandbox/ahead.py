@@ -122,7 +122,7 @@ class StartedRun:
             self._process.kill()
             self._process.wait()
             self._process = None
-        kill_uid_processes(self.uid)
+        kill_uid_processes(self.uid, wait_s=2.0)  # gone before the uid is released
         unmount(self.run_dir / "rw")
         shutil.rmtree(self.run_dir, ignore_errors=True)
         release_uid(self.uid)

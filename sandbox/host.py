@@ -194,13 +194,21 @@ def count_uid_processes(uid: int, settle_s: float) -> int:
         time.sleep(0.02)
 
 
-def kill_uid_processes(uid: int, sparing: int | None = None) -> None:
-    """SIGKILL every process of the run's uid except ``sparing`` (the range is the sandbox's)."""
+def kill_uid_processes(uid: int, sparing: int | None = None, wait_s: float = 0.0) -> None:
+    """SIGKILL every process of the run's uid except ``sparing`` (the range is the sandbox's).
+
+    ``wait_s`` > 0: then wait up to that long until none is alive (a killed process lingers
+    for a moment before it is gone), so a caller can say the uid holds no process.
+    """
     for pid in uid_pids(uid):
         if pid == sparing:
             continue
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signals.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while wait_s > 0 and time.monotonic() < deadline and any(
+            pid != sparing for pid in uid_pids(uid)):
+        time.sleep(0.01)
 
 
 def private_file(path: Path) -> BinaryIO:
