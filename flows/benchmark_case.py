@@ -47,20 +47,21 @@ def run_case(case: BenchmarkCase, key: RunKey, settings: Settings,
     begin = time.perf_counter()
     services: QuestionServices | None = None
     try:
-        with creating_run():  # a stop's sweep waits for the run this thread may be creating
+        models = model_provider(settings, key.model, cases=[case])
+        variant = parse_variant(key.variant)
+        if services_factory is not None:
+            services = services_factory(settings, variant, models)
+        else:
+            services = services_from_parts(settings, variant, models, shared_parts(settings))
+        question = answer_question.with_options(
+            flow_run_name=f"{key.case_id}-{key.variant.lower()}-r{key.repeat}")
+        # Only the check and the run's creation inside: a stop's sweep waits (boundedly) for
+        # the run this thread may be creating, so nothing slow may come between the two.
+        with creating_run():
             if stop_requested():  # geoask is stopping: start no new question run
                 raise QuestionInterruptedError(f"{case.id}: geoask was stopped before it "
                                                "started")
-            models = model_provider(settings, key.model, cases=[case])
-            variant = parse_variant(key.variant)
-            if services_factory is not None:
-                services = services_factory(settings, variant, models)
-            else:
-                services = services_from_parts(settings, variant, models,
-                                               shared_parts(settings))
-            name = f"{key.case_id}-{key.variant.lower()}-r{key.repeat}"
-            result = answer_question.with_options(flow_run_name=name)(case.question,
-                                                                      services=services)
+            result = question(case.question, services=services)
     except Exception as error:  # a failed question is a benchmark result, not a crash
         if is_orchestration_error(error):
             raise  # Prefect's API failed, not the pipeline: the flow runs the question again

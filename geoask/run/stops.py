@@ -16,12 +16,15 @@ import contextlib
 import os
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 
 from geoask.base.interrupt import add_stop_hook
 
-CREATION_WAIT_S = 1.5
-"""How long a stop's sweep waits for runs being created (:func:`creating_run`) to exist (s)."""
+CREATION_WAIT_S = 3.0
+"""How long a stop's sweep follows runs being created (:func:`creating_run`) (s): within the
+stop hooks' bound (:data:`geoask.base.interrupt.HOOK_TIMEOUT_S`), above the ~2 s a question run's
+creation took in a loaded benchmark."""
 
 TAG_PREFIX = "geoask-process-"
 """Start of the tag :func:`crash_runs_on_stop` gives the runs of this process."""
@@ -116,12 +119,14 @@ def mark_stopped_runs(signal_name: str) -> None:
     """Set every unfinished flow run tagged by :func:`crash_runs_on_stop` to ``Crashed``.
 
     Scheduled, pending and running runs get the message ``stopped by <signal_name>: ...``;
-    the search is repeated once no thread is inside :func:`creating_run` any more (waiting at
-    most :data:`CREATION_WAIT_S`), so a run being created meanwhile is caught. Each search is
-    one request per API URL (all of its process tags at once) and the runs it finds are set
-    together, so both fit in the stop hooks' time bound on a loaded server (one request at a
-    time, ~0.15 s each under a benchmark's load, they could not: an attack pass found a
-    question run left ``Running`` after 3 of 3 stops; none after 3 stops since).
+    the search is repeated once no thread is inside :func:`creating_run` any more, so a run
+    being created meanwhile is caught, or at :data:`CREATION_WAIT_S` after the sweep began
+    (with 1.5 s of waiting, question runs whose creation took 2 s under load stayed
+    ``Pending`` or ``Running``). A thread entering :func:`creating_run` after the stop sees it
+    and makes no run. Each search is one request per API URL (all of its process tags at
+    once) and the runs it finds are set together, so both fit in the stop hooks' time bound
+    on a loaded server (one request at a time, ~0.15 s each under a benchmark's load, they
+    could not: an attack pass found a question run left ``Running`` after 3 of 3 stops).
     Errors of the API are left to the caller (:func:`geoask.base.interrupt.run_stop_hooks` ignores
     them: a stop never waits on an unreachable server).
     """
@@ -138,9 +143,10 @@ def mark_stopped_runs(signal_name: str) -> None:
         await asyncio.gather(*(_crash_unfinished(api, tags, message)
                                for api, tags in by_api.items()))
 
+    deadline = time.monotonic() + CREATION_WAIT_S
     asyncio.run(search())
     with _created_one:  # once for all tags: the runs being created now exist
-        _created_one.wait_for(lambda: _creating == 0, CREATION_WAIT_S)
+        _created_one.wait_for(lambda: _creating == 0, max(0.0, deadline - time.monotonic()))
     asyncio.run(search())
 
 

@@ -147,3 +147,68 @@ def test_a_stop_crashes_the_unfinished_runs_of_every_process_tag_and_no_others(
         assert {state.type for state in states} == {StateType.CRASHED}
         assert all(state.message.startswith("stopped by SIGTERM") for state in states)
         assert client.read_flow_run(other.id).state.type == StateType.RUNNING
+
+
+def test_a_stop_catches_a_run_created_2_5_s_into_its_sweep(prefect_harness: None) -> None:
+    # CI: a question run stayed Pending after SIGTERM - its creation had begun before the
+    # stop and took longer than the sweep's one timed wait (~2 s in a loaded benchmark).
+    import threading
+    import time
+
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.objects import StateType
+    from prefect.settings import PREFECT_API_URL
+    from prefect.states import Running
+
+    from geoask.run import stops
+    @flow(name="stop-sweep-slow-creation")
+    def placeholder() -> None:
+        return None
+
+    created = []
+    with (stops.crash_runs_on_stop(PREFECT_API_URL.value()) as tag,
+          get_client(sync_client=True) as client):
+
+        def question() -> None:
+            with stops.creating_run():
+                time.sleep(2.5)
+                created.append(client.create_flow_run(placeholder, tags=[tag], state=Running()))
+                with stops.without_process_tags():  # the run's body starts
+                    pass
+
+        thread = threading.Thread(target=question)
+        thread.start()
+        begin = time.monotonic()
+        stops.mark_stopped_runs("SIGTERM")
+        elapsed = time.monotonic() - begin
+        thread.join(10)
+        assert created and client.read_flow_run(created[0].id).state.type == StateType.CRASHED
+    assert elapsed < stops.CREATION_WAIT_S + 1.0  # the sweep ended once the run was caught
+
+
+def test_a_stop_follows_a_creation_that_never_ends_only_for_its_bound(
+        prefect_harness: None) -> None:
+    import threading
+    import time
+
+    from prefect.settings import PREFECT_API_URL
+
+    from geoask.run import stops
+    release = threading.Event()
+
+    def stuck() -> None:
+        with stops.creating_run():
+            release.wait(30)
+
+    thread = threading.Thread(target=stuck)
+    with stops.crash_runs_on_stop(PREFECT_API_URL.value()):
+        thread.start()
+        begin = time.monotonic()
+        try:
+            stops.mark_stopped_runs("SIGTERM")
+            elapsed = time.monotonic() - begin
+        finally:
+            release.set()
+            thread.join(10)
+    assert stops.CREATION_WAIT_S <= elapsed < stops.CREATION_WAIT_S + 2.0
