@@ -41,6 +41,7 @@ from pydantic import ValidationError
 
 from geoask.catalog import abbreviations, attribute_joins, introspect, profile, spatial_joins
 from geoask.catalog.introspect import LiveColumn, Relation
+from geoask.catalog.labels import propose_labels
 from geoask.catalog.model import (
     TODO,
     Catalog,
@@ -147,6 +148,8 @@ def _table(conn: psycopg.Connection, rel: Relation, home: str, threshold: int, p
                        ref_schema=None if fk.ref_schema == rel.schema else fk.ref_schema)
             for fk in rel.foreign_keys if fk.ref_table in drafted],
         "columns": columns,
+        "labels": propose_labels(rel.name, rel.primary_key, _code_columns(rel),
+                                 {c.name: c.type for c in rel.columns}),
         "notes": [spent.note] if spent.stopped else [],
     })
 
@@ -183,6 +186,16 @@ def _key_columns(rel: Relation) -> set[str]:
     keys = set(rel.primary_key) | {c for u in rel.unique for c in u}
     keys |= {c for fk in rel.foreign_keys for c in fk.columns}
     return keys | {c.name for c in rel.columns if attribute_joins.KEY_NAME.match(c.name)}
+
+
+def _code_columns(rel: Relation) -> list[str]:
+    """Columns that identify this table's rows: one-column keys the database declares.
+
+    Not a column that merely looks like a code (``state_abbr`` in a table of airports
+    names the airport's state; ``county_fips`` in one of roads refers to a county).
+    """
+    singles = {key[0] for key in [rel.primary_key, *rel.unique] if len(key) == 1}
+    return [c.name for c in rel.columns if c.name in singles]
 
 
 def _column(conn: psycopg.Connection, rel: Relation, col: LiveColumn, prof: profile.Profile,

@@ -12,6 +12,7 @@ module stays small.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,3 +49,64 @@ def code_kind(type_name: str) -> type | None:
     if INTEGER_TYPE.match(type_name):
         return int
     return None
+
+
+def propose_labels(table: str, primary_key: Sequence[str], codes: Sequence[str],
+                   columns: Mapping[str, str]) -> Labels | None:
+    """The labels a catalog draft proposes for ``table``, or None when the columns do not say.
+
+    Proposed only for a table whose rows one column identifies (a one-column primary key,
+    holding text or integers) and exactly one text column names the row: ``name`` (also
+    ``name_2``, ``NAME``), or ``<stem>_name``/``<stem>name`` whose stem is the key's
+    (``canton_id``, ``areakey``), the last word of the table's name in the singular
+    (``lux_cantons``; not ``field`` of ``sports_field_history``) or one of
+    :data:`NAME_WORDS` (``full_name``) - not ``file_name`` or ``field_name``, which name
+    something else. ``codes`` are the table's other one-column
+    keys, listed after the primary key when they hold text or integers. Anything else is
+    left to a person; and the lookup shows a name beside a code only when the code has one.
+
+    >>> cols = {"canton_id": "integer", "canton_name": "text", "district_name": "text"}
+    >>> propose_labels("lux_cantons", ["canton_id"], ["canton_id"], cols)
+    Labels(name='canton_name', codes=['canton_id'])
+    >>> propose_labels("eire_counties", ["name"], ["name"], {"name": "text"}) is None
+    True
+    >>> propose_labels("hydrant_attachments", ["attachment_id"], ["attachment_id"],
+    ...                {"attachment_id": "bigint", "file_name": "text"}) is None
+    True
+    >>> propose_labels("sports_field_history", ["event_id"], ["event_id"],
+    ...                {"event_id": "bigint", "field_name": "text"}) is None
+    True
+    """
+    if len(primary_key) != 1 or code_kind(columns.get(primary_key[0], "")) is None:
+        return None
+    key = primary_key[0]
+    stems = {_without(key.lower(), KEY_WORD), _singular(table.lower().rpartition("_")[2]),
+             *NAME_WORDS}
+    names = [column for column, kind in columns.items()
+             if column != key and code_kind(kind) is str
+             and _without(column.lower(), NAME_WORD) in stems | {""}
+             and NAME_WORD.search(column.lower())]
+    if len(names) != 1:
+        return None
+    others = [c for c in codes if c not in (key, names[0]) and code_kind(columns.get(c, ""))]
+    return Labels(name=names[0], codes=[key, *others])
+
+
+NAME_WORDS: Final = frozenset({"full", "common", "official", "display", "place", "feature"})
+"""Stems of a column that names its own row whatever the table (``full_name``)."""
+NAME_WORD: Final = re.compile(r"_?name(_?\d+|_[a-z]{2})?$")
+"""``name`` at the end of a column's name, with a level or language suffix (``name_2``)."""
+KEY_WORD: Final = re.compile(r"_?(id|key|code|fips|no|num|uid|gid)(_?\d+)?$")
+"""A key column's ending (``canton_id``, ``areakey``, ``id_2``)."""
+
+
+def _without(column: str, ending: re.Pattern[str]) -> str:
+    """``column`` without ``ending``: ``canton_name`` -> ``canton``, ``areakey`` -> ``area``."""
+    return ending.sub("", column)
+
+
+def _singular(word: str) -> str:
+    """``counties`` -> ``county``, ``cantons`` -> ``canton`` (English plurals, roughly)."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word

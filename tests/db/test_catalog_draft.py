@@ -106,6 +106,11 @@ def test_draft_of_demo_finds_tables_types_srids_keys_joins_comments(database):
         # COMMENT ON TABLE harvested, unreviewed: a person confirms it into the theme
         assert got.from_database == {"theme": table_comment(table)}
         assert got.title == got.theme == TODO  # never catalog text before a person reads it
+        # labels proposed from the declared keys and the naming column (propose_labels)
+        assert (got.labels is None) == (table.labels is None), table.name
+        if got.labels and table.labels:
+            assert got.labels.name == table.labels.name
+            assert set(got.labels.codes) <= set(table.labels.codes)
         assert [c.name for c in got.columns] == [c.name for c in table.columns]
         for column in table.columns:
             drafted_column = got.column(column.name)
