@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
 from geoask.base.compact_schema import COMPACT_SCHEMA
+from geoask.vocabulary.text import Sentence
 
 
 class AnswerType(StrEnum):
@@ -44,7 +45,7 @@ class AnswerRefusal(BaseModel):
 
     model_config = COMPACT_SCHEMA
 
-    reason: str
+    reason: Sentence
 
 
 AnswerOutput = FinalAnswer | AnswerRefusal

@@ -13,6 +13,7 @@ from typing import Final
 from pydantic import BaseModel, Field
 
 from geoask.base.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA
+from geoask.vocabulary.text import LIST_ITEMS, Phrase, Sentence
 
 METRIC_MEASUREMENT_CALLS: Final = frozenset({"to_crs", "estimate_utm_crs", "Geod"})
 """Names by which a script measures in metres: it reprojects, or measures with ``pyproj.Geod``
@@ -42,7 +43,7 @@ class SqlStatement(BaseModel):
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$", description="Artifact file name.")
     sql: str
-    purpose: str = Field(description="What the result holds, one sentence.")
+    purpose: Sentence = Field(description="What the result holds, one sentence.")
 
 
 class SqlDraft(BaseModel):
@@ -59,7 +60,7 @@ class SqlRefusal(BaseModel):
 
     model_config = COMPACT_SCHEMA
 
-    reason: str
+    reason: Sentence
 
 
 SqlOutput = SqlDraft | SqlRefusal
@@ -71,7 +72,8 @@ class ComputeScript(BaseModel):
     model_config = COMPACT_SCHEMA
 
     script: str = Field(description="Complete Python source.")
-    method: str = Field(description="One sentence, naming the CRS (e.g. 'UTM 17N, EPSG:32617').")
+    method: Sentence = Field(
+        description="One sentence, naming the CRS (e.g. 'UTM 17N, EPSG:32617').")
 
 
 class ComputeRefusal(BaseModel):
@@ -79,8 +81,8 @@ class ComputeRefusal(BaseModel):
 
     model_config = COMPACT_SCHEMA
 
-    reason: str
-    missing_fields: list[str] = Field(default_factory=list)
+    reason: Sentence
+    missing_fields: list[Phrase] = Field(default_factory=list, max_length=LIST_ITEMS)
 
 
 ComputeOutput = ComputeScript | ComputeRefusal

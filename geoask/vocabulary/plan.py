@@ -27,6 +27,7 @@ from geoask.base.compact_schema import COMPACT_SCHEMA, NESTED_SCHEMA, BareEnumSc
 from geoask.catalog.model import SpatialGranularity
 from geoask.sql.context import SpatialPolicy
 from geoask.vocabulary.answers import AnswerType
+from geoask.vocabulary.text import LIST_ITEMS, Phrase, Sentence
 
 DistanceUnit = Literal["m", "km", "mi", "ft", "nmi"]
 OperationCategory = Literal["attribute_filter_rank", "grouped_aggregation", "temporal_comparison",
@@ -97,9 +98,9 @@ class PlaceResolution(BaseModel):
 
     model_config = NESTED_SCHEMA
 
-    mentioned: str = Field(description="As written.")
+    mentioned: Phrase = Field(description="As written.")
     level: Literal["point", "city", "county", "state", "country", "region", "grid_cell", "other"]
-    resolved_to: str | None = None
+    resolved_to: Phrase | None = None
 
 
 class SpatiotemporalScope(BaseModel):
@@ -107,7 +108,7 @@ class SpatiotemporalScope(BaseModel):
 
     model_config = NESTED_SCHEMA
 
-    places: list[PlaceResolution] = Field(default_factory=list)
+    places: list[PlaceResolution] = Field(default_factory=list, max_length=LIST_ITEMS)
     years: list[int] = Field(default_factory=list)
     months: list[int] = Field(default_factory=list)
 
@@ -119,7 +120,7 @@ class SpatialTopology(BaseModel):
 
     predicate: SpatialPredicate = SpatialPredicate.NONE
     distance: Distance | None = None
-    reference: str | None = Field(default=None, description="Measured from (code or name).")
+    reference: Phrase | None = Field(default=None, description="Measured from (code or name).")
 
 
 class Intent(BaseModel):
@@ -127,7 +128,7 @@ class Intent(BaseModel):
 
     model_config = COMPACT_SCHEMA
 
-    target: str
+    target: Phrase
     scope: SpatiotemporalScope
     topology: SpatialTopology
     operation: OperationIntent
@@ -141,7 +142,7 @@ class IntentRejection(BaseModel):
     model_config = COMPACT_SCHEMA
 
     rejection_type: RejectionType
-    message: str
+    message: Sentence
 
 
 IntentOutput = Intent | IntentRejection
@@ -176,11 +177,11 @@ class PlanStep(BaseModel):
     model_config = NESTED_SCHEMA
 
     id: str = Field(pattern=r"^(sql|python)-\d+$")  # numbering: ids_numbered_in_order
-    objective: str
-    tables: list[str] = Field(default_factory=list)
-    inputs: list[str] = Field(default_factory=list)
-    expected_output: str
-    success_criteria: str | None = None
+    objective: Sentence
+    tables: list[Phrase] = Field(default_factory=list, max_length=LIST_ITEMS)
+    inputs: list[Phrase] = Field(default_factory=list, max_length=LIST_ITEMS)
+    expected_output: Sentence
+    success_criteria: Sentence | None = None
     top_k: int | None = Field(default=None, ge=1)
 
     @property
@@ -206,7 +207,7 @@ class Plan(BaseModel):
     steps: list[PlanStep] = Field(min_length=1)
     constraints: ExecutionConstraints
     answer_type: AnswerType
-    answer_fields: list[str] = Field(default_factory=list)
+    answer_fields: list[Phrase] = Field(default_factory=list, max_length=LIST_ITEMS)
 
 
 class PlanRefusal(BaseModel):
@@ -214,7 +215,7 @@ class PlanRefusal(BaseModel):
 
     model_config = COMPACT_SCHEMA
 
-    reason: str
+    reason: Sentence
 
 
 PlanOutput = Plan | PlanRefusal
@@ -255,7 +256,7 @@ class Review(BaseModel):
     model_config = COMPACT_SCHEMA
 
     decision: ReviewDecision
-    reason: str
+    reason: Sentence
     target_step: str | None = None
 
 
@@ -264,7 +265,7 @@ class ReviewRefusal(BaseModel):
 
     model_config = COMPACT_SCHEMA
 
-    reason: str
+    reason: Sentence
 
 
 ReviewOutput = Review | ReviewRefusal

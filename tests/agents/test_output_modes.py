@@ -139,3 +139,26 @@ def test_an_http_error_is_recorded_without_the_api_key():
 ])
 def test_the_context_window_is_read_from_what_a_server_reports(payload, tokens):
     assert _context_in(payload) == tokens
+
+
+def test_free_text_is_bounded_in_the_schema_and_a_run_on_string_is_sent_back():
+    # SmolLM2-135M ran one `target` string on until its token limit: the bound goes with the
+    # schema (llama.cpp's grammar closes the string there) and a model ignoring it is told.
+    run_on = json.dumps({"result": {"kind": "Intent", "data": {
+        **INTENT, "target": "US_STATES_2020_" * 40}}})
+    with FakeChatServer([_text_reply(run_on), _text_reply(UNION_ANSWER)]) as server:
+        assert _run(_model(server, output_mode="native")).output.top_k == 5
+    sent = server.requests[0]["response_format"]["json_schema"]["schema"]
+    assert [field["maxLength"] for field in _properties(sent, "target")] == [200]
+    retry = json.dumps(server.requests[1]["messages"][-1])
+    assert "at most 200 characters" in retry
+
+
+def _properties(schema, name):
+    """Every property called ``name`` anywhere in a JSON schema."""
+    if isinstance(schema, list):
+        return [found for item in schema for found in _properties(item, name)]
+    if not isinstance(schema, dict):
+        return []
+    own = [schema["properties"][name]] if name in schema.get("properties", {}) else []
+    return own + [found for value in schema.values() for found in _properties(value, name)]
