@@ -62,8 +62,6 @@ Fill in the intent tuple of one question about the tables listed; never answer i
 
 _DISTANCE_PREDICATES = frozenset({SpatialPredicate.WITHIN_DISTANCE,
                                   SpatialPredicate.BEYOND_DISTANCE})
-# Years outside this range are almost surely a misread number, not a year.
-_YEAR_RANGE = range(1800, 2101)
 
 
 def topk_has_k(intent: Intent) -> str | None:
@@ -94,18 +92,6 @@ def distance_matches_predicate(intent: Intent) -> str | None:
     return None
 
 
-def months_are_calendar_months(intent: Intent) -> str | None:
-    """Months are 1-12."""
-    wrong = [m for m in intent.scope.months if not 1 <= m <= 12]
-    return f"months must be 1-12, got {wrong}" if wrong else None
-
-
-def years_are_plausible(intent: Intent) -> str | None:
-    """Years are four-digit calendar years (1800-2100)."""
-    wrong = [y for y in intent.scope.years if y not in _YEAR_RANGE]
-    return f"years must be calendar years 1800-2100, got {wrong}" if wrong else None
-
-
 def comparison_has_two_periods(intent: Intent) -> str | None:
     """A period comparison names at least two years or months."""
     if intent.operation is OperationIntent.COMPARE_PERIODS and (
@@ -123,8 +109,6 @@ INTENT_RULES: tuple[Callable[[Intent], str | None], ...] = (
     target_is_named,
     topk_has_k,
     distance_matches_predicate,
-    months_are_calendar_months,
-    years_are_plausible,
     comparison_has_two_periods,
 )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -109,8 +109,10 @@ class SpatiotemporalScope(BaseModel):
     model_config = NESTED_SCHEMA
 
     places: list[PlaceResolution] = Field(default_factory=list, max_length=LIST_ITEMS)
-    years: list[int] = Field(default_factory=list)
-    months: list[int] = Field(default_factory=list)
+    # a year outside 1800-2100 is almost surely a misread number, not a year
+    years: list[Annotated[int, Field(ge=1800, le=2100)]] = Field(default_factory=list,
+                                                                max_length=LIST_ITEMS)
+    months: list[Annotated[int, Field(ge=1, le=12)]] = Field(default_factory=list, max_length=12)
 
 
 class SpatialTopology(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agent_builders import make_intent, retry_feedback
+from pydantic import ValidationError
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 
 from agents import intent as intent_module
@@ -41,8 +42,6 @@ CASES = [
     ("nearest with distance passes",
      {"topology": SpatialTopology(predicate=SpatialPredicate.NEAREST,
                                   distance=Distance(value=5, unit="km"))}, None),
-    ("month 13", {"scope": SpatiotemporalScope(months=[3, 13])}, "months must be 1-12"),
-    ("year 20", {"scope": SpatiotemporalScope(years=[20])}, "calendar years"),
     ("comparison with two years passes",
      {"operation": OperationIntent.COMPARE_PERIODS,
       "scope": SpatiotemporalScope(years=[2010, 2020])}, None),
@@ -143,3 +142,14 @@ def test_broken_rules_reads_the_last_rejection():
     assert broken_rules(messages) == "Fix this and answer again: c"
     assert broken_rules(messages[:2]) == "Fix these and answer again: 1. a 2. b"
     assert broken_rules(messages[:1]) is None
+
+
+@pytest.mark.parametrize("scope", [{"months": [9, 13]}, {"months": list(range(1, 13)) * 2},
+                                   {"years": list(range(1900, 1931))}, {"years": [20]},
+                                   {"years": [2101]}])
+def test_a_scope_past_its_bounds_is_refused(scope):
+    # SmolLM2-135M listed months and years on until its token limit: the bounds go with the
+    # schema, so a grammar-bound server stops the list and pydantic refuses what ignores them.
+    with pytest.raises(ValidationError):
+        SpatiotemporalScope.model_validate(scope)
+    assert SpatiotemporalScope.model_validate({"months": [9], "years": [1999, 2000]}).years
