@@ -48,6 +48,8 @@ MAX_CODES: Final = 2000
 """Distinct code values looked up at most (more: no lookup; the map draws 2,000 at most)."""
 MAX_CANDIDATES: Final = 6
 """Code columns one lookup reads at most (the first in catalog order)."""
+MAX_CODE_CHARS: Final = 64
+"""Longest text value looked up (codes are short: IATA 3, FIPS 5, ISO 3166 3 characters)."""
 CHAR_WIDTH: Final = re.compile(r"^\s*(?:char|character|varchar|character varying)\s*\((\d+)\)",
                                re.IGNORECASE)
 """The declared width of a character code column: a longer value cannot be one of its codes."""
@@ -128,7 +130,8 @@ def tables_read_by(step_artifacts: Iterable[Iterable[ArtifactRef]]) -> set[str]:
 
 def _sendable(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, str) and value.isprintable() and "\\" not in value and value != "")
+        isinstance(value, str) and value.isprintable() and "\\" not in value
+        and 0 < len(value) <= MAX_CODE_CHARS)
 
 
 def _fits(value: str | int, column: Column) -> bool:
@@ -188,8 +191,13 @@ def look_up_keys(catalog: Catalog, runner: SqlRunner, settings: Settings,
     row_cap = 2 * sum(len(c.values) for c in found)
     context = GuardContext.from_settings(settings, policy="postgis", catalog=catalog,
                                          derive_functions=False)
+    text = lookup_sql(catalog, found)
+    # The guard checks all of it; its text limit bounds what a model writes, while this query's
+    # length is bounded by MAX_CANDIDATES x MAX_CODES literals of MAX_CODE_CHARS (1,500 IATA
+    # codes were 20,500 characters: over the limit, so they went unnamed and unmapped).
+    limit = max(context.max_sql_chars, len(text))
     try:
-        checked = check_sql(lookup_sql(catalog, found), replace(context, row_cap=row_cap))
+        checked = check_sql(text, replace(context, row_cap=row_cap, max_sql_chars=limit))
         result = runner.run(checked)
     except GeoaskError as error:
         logger.warning("could not look up the answer's names: %s", str(error).splitlines()[0])

@@ -120,3 +120,22 @@ def test_an_answer_without_geometry_is_mapped_from_the_lookup_and_says_so(tmp_pa
                                                    "2. Massachusetts 20 USD"]
     assert drawn[0].context == {} and drawn[0].looked_up == "demo.us_states"
     assert "demo.us_states" in (tmp_path / "run" / "map.html").read_text()
+
+
+def test_a_long_code_list_is_looked_up_whole_and_an_overlong_value_not_at_all():
+    # Attack pass: 1,500 three-letter codes (airports and countries alike) made a 20,500-
+    # character lookup, over the guard's text limit for model SQL: no names, no map.
+    import itertools
+    import string
+
+    codes = ["".join(t) for t in itertools.islice(
+        itertools.product(string.ascii_uppercase, repeat=3), 1500)]
+    answer = FinalAnswer(answer_type="entity_list", summary="",
+                         data_payload={"entities": [{"id": c} for c in codes]})
+    sql = lookup_sql(CATALOG, candidates(CATALOG, answer))
+    assert len(sql) > get_settings().sql_max_chars
+    rows = [(0, code, f"Airport {code}", None) for code in codes]
+    runner = StaticSqlRunner({sql: QueryResult((), rows, len(rows), sql)})
+    keyed = look_up_keys(CATALOG, runner, get_settings(), answer)
+    assert keyed is not None and keyed.table == "demo.airports" and len(keyed.names) == 1500
+    assert candidates(CATALOG, ranked("A" * 65)) == []  # a code is short; the text stays bounded
