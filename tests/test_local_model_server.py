@@ -81,6 +81,10 @@ def test_serve_status_stop(stand_in):
         assert served_context_tokens(state.base_url) == 4096
         again = start_server(models, server, gguf="tiny.gguf", port=port)
         assert again.pid == state.pid  # found running, not started twice
+        # Attack pass: asking for another port or window returned this one without a word
+        for other in ({"port": _free_port()}, {"context_tokens": 8192}, {"alias": "big"}):
+            with pytest.raises(ConfigurationError, match=r"already runs .* with --"):
+                start_server(models, server, gguf="tiny.gguf", **other)
     finally:
         assert stop_server(models) == state
     with pytest.raises(ProcessLookupError):  # ended and reaped: no such process any more
