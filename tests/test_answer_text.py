@@ -130,3 +130,11 @@ def test_a_hostile_name_or_code_stays_on_its_own_row_of_the_report():
     assert "\u202e" not in text and "\x1b" not in text and "\\u202eHN" in table[3]
     assert max(len(row) for row in table) < 80 and table[4].rstrip().endswith("...")
     assert "\nroute: forged" not in text and "\nevidence:\n  sql-1" not in text
+
+
+def test_names_go_beside_the_column_holding_the_named_codes():
+    # Attack pass: names of cantons 5 and 1 went beside the row id (id first), naming row 1
+    # Clervaux although its canton_id is 5.
+    records = {"records": [{"id": 1, "canton_id": 5}, {"id": 2, "canton_id": 1}]}
+    assert payload_table(records, {"5": "Wiltz", "1": "Clervaux"}).splitlines() == [
+        "id  canton_id  name", " 1          5  Wiltz", " 2          1  Clervaux"]

@@ -241,15 +241,19 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
 
 def _labelled(columns: list[str], rows: list[dict[str, Any]],
               labels: Mapping[str, str]) -> str | None:
-    """The column the names go beside: ``id``, else the first holding a labelled code."""
+    """The column the names go beside: the one holding the most labelled codes.
+
+    Ties: ``id``, then the first. A record's row ``id`` 1 is not named after canton 1 when its
+    ``canton_id`` holds the codes named.
+    """
     if not labels or "name" in columns:
         return None
-    for column in sorted(columns, key=lambda c: c != "id"):
-        codes = [row.get(column) for row in rows]
-        if any(isinstance(v, str | int) and not isinstance(v, bool) and str(v) in labels
-               for v in codes):
-            return column
-    return None
+    named = {column: sum(isinstance(row.get(column), str | int)
+                         and not isinstance(row.get(column), bool)
+                         and str(row.get(column)) in labels for row in rows)
+             for column in sorted(columns, key=lambda c: c != "id")}
+    column = max(named, key=lambda c: named[c])  # the first of the most
+    return column if named[column] else None
 
 
 def _cell(value: Any, unit: str | None) -> str:

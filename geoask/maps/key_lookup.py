@@ -97,8 +97,10 @@ def candidates(catalog: Catalog, answer: FinalAnswer,
     """The labelled code columns the answer's key values may name (module docstring).
 
     A list's ``id`` values may name any code column; a record's field only a code column of
-    its own name (``fips`` also ``county_fips``), so a ``year`` is never taken for a road id.
-    When some candidate table is among ``read`` (the tables the run's SQL read), only those.
+    its own name (``fips`` also ``county_fips``), so a ``year`` is never taken for a road id,
+    and a code column a field is named exactly after is that field's alone (a record's row
+    ``id`` beside its ``canton_id`` is no canton). When some candidate table is among ``read``
+    (the tables the run's SQL read), only those.
     """
     found: list[Candidate] = []
     for field, values in answer_values(answer).items():
@@ -111,6 +113,9 @@ def candidates(catalog: Catalog, answer: FinalAnswer,
                 fitting = tuple(v for v in distinct if _fits(v, code))
                 if fitting and _names_code(answer, field, name):
                     found.append(Candidate(field, table, code, fitting))
+    exact = {(c.table.name, c.code.name) for c in found if c.field == c.code.name}
+    found = [c for c in found
+             if c.field == c.code.name or (c.table.name, c.code.name) not in exact]
     preferred = [c for c in found if c.table.name in read]
     return (preferred or found)[:MAX_CANDIDATES]
 

@@ -139,3 +139,12 @@ def test_a_long_code_list_is_looked_up_whole_and_an_overlong_value_not_at_all():
     keyed = look_up_keys(CATALOG, runner, get_settings(), answer)
     assert keyed is not None and keyed.table == "demo.airports" and len(keyed.names) == 1500
     assert candidates(CATALOG, ranked("A" * 65)) == []  # a code is short; the text stays bounded
+
+
+def test_a_records_row_id_is_not_taken_for_the_code_beside_it():
+    # Attack pass: records {id: 1..3, canton_id: 5, 5, 1} looked up the row ids as canton ids
+    # (canton_id ends with _id) and won with more distinct values: row 1 named Clervaux.
+    answer = FinalAnswer(answer_type="records", summary="", data_payload={"records": [
+        {"id": 1, "canton_id": 5}, {"id": 2, "canton_id": 5}, {"id": 3, "canton_id": 1}]})
+    found = candidates(CATALOG, answer, read={"lux_cantons"})
+    assert [(c.field, c.code.name, c.values) for c in found] == [("canton_id", "canton_id", (5, 1))]
