@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 import httpx
+import psutil
 
 from geoask.errors import ConfigurationError
 
@@ -170,13 +171,19 @@ def _gone(pid: int) -> bool:
 
 
 def read_state(models_dir: Path) -> ServerState | None:
-    """The recorded server, None when none was started (or its process is gone)."""
+    """The recorded server, None when none was started or its process is gone.
+
+    A process with the recorded id counts only while its command line is the server's
+    (:func:`server_command`: ``--jinja`` and its ``--port``): after the server died its id may
+    be reused by any process, which ``geoask model stop`` must not signal.
+    """
     try:
         state = ServerState(**json.loads((models_dir / STATE_FILE).read_text()))
-        os.kill(state.pid, 0)
-    except (OSError, ValueError, TypeError):
+        argv = psutil.Process(state.pid).cmdline()
+    except (OSError, ValueError, TypeError, psutil.Error):
         return None
-    return state
+    port = argv[argv.index("--port") + 1] if "--port" in argv[:-1] else None
+    return state if "--jinja" in argv and port == str(state.port) else None
 
 
 def answers(state: ServerState, timeout_s: float = 2.0) -> bool:
