@@ -74,3 +74,25 @@ def test_a_cancelled_ask_async_stops_its_run(slow_run):
     asyncio.run(main())
     assert ended.wait(30)
     assert events == ["started", "interrupted"]
+
+
+def test_concurrent_ask_async_runs_are_bounded_like_the_default_executor(monkeypatch):
+    at_once, most = [], []
+    lock = threading.Lock()
+
+    def run(question, **_):
+        with lock:
+            at_once.append(question)
+            most.append(len(at_once))
+        time.sleep(0.05)
+        with lock:
+            at_once.remove(question)
+
+    monkeypatch.setattr(api, "_ask", run)
+    monkeypatch.setattr(api, "_RUNS_AT_ONCE", threading.BoundedSemaphore(2))
+
+    async def main():
+        await asyncio.gather(*(geoask.ask_async(f"q{i}") for i in range(6)))
+
+    asyncio.run(main())
+    assert len(most) == 6 and max(most) == 2

@@ -30,6 +30,7 @@ import concurrent.futures
 import contextvars
 import ctypes
 import functools
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -112,6 +113,11 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
         raise
 
 
+_RUNS_AT_ONCE = threading.BoundedSemaphore(min(32, (os.cpu_count() or 1) + 4))
+"""Question runs at once in worker threads: as many as asyncio's default executor ran for
+``ask_async`` (a gather of 20 questions runs 6 at a time on 2 cores, the rest wait)."""
+
+
 class _Worker:
     """A question run in a thread of its own (with the caller's context) that can be stopped.
 
@@ -132,7 +138,8 @@ class _Worker:
 
     def _target(self, run: Callable[[], AskResult]) -> None:
         try:
-            self.future.set_result(run())
+            with _RUNS_AT_ONCE:
+                self.future.set_result(run())
         except BaseException as error:  # KeyboardInterrupt too: the caller re-raises its own
             self.future.set_exception(error)
 
