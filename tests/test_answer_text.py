@@ -130,6 +130,8 @@ def test_a_hostile_name_or_code_stays_on_its_own_row_of_the_report():
     assert "\u202e" not in text and "\x1b" not in text and "\\u202eHN" in table[3]
     assert max(len(row) for row in table) < 80 and table[4].rstrip().endswith("...")
     assert "\nroute: forged" not in text and "\nevidence:\n  sql-1" not in text
+    ranked = {"items": [{"rank": 1, "id": "TX\nroute: forged", "value": 2}], "unit": "count"}
+    assert headline("ranked_list", ranked) == "1 ranked items: 1. TX\\nroute: forged 2"
 
 
 def test_names_go_beside_the_column_holding_the_named_codes():

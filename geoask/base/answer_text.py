@@ -176,7 +176,8 @@ def _list_headline(answer_type: str, data: Mapping[str, Any], unit: str | None) 
         shown = [_shown(row.get("id"), None) for row in rows[:HEADLINE_ITEMS]]
     elif answer_type == "ranked_list":
         suffix = f" {unit}" if unit and unit != "count" else ""
-        shown = [f"{row.get('rank')}. {row.get('id')} {_shown(row.get('value'), unit)}{suffix}"
+        shown = [f"{_shown(row.get('rank'), None)}. {_shown(row.get('id'), None)} "
+                 f"{_shown(row.get('value'), unit)}{suffix}"
                  for row in rows[:HEADLINE_ITEMS]]
     else:
         return f"{len(rows)} record{'' if len(rows) == 1 else 's'}"
