@@ -77,6 +77,7 @@ class KeyedFeatures:
         names: the payload's code (as text) -> its name, for codes with exactly one name.
         features: the matched rows (code column, name column, geometry) in EPSG:4326, or None
             when the table has no geometry in a named CRS.
+        looked_for: the distinct codes of ``field`` looked up in ``code``.
 
     """
 
@@ -85,11 +86,15 @@ class KeyedFeatures:
     field: str
     names: dict[str, str]
     features: gpd.GeoDataFrame | None
+    looked_for: int = 0
 
     @property
     def how(self) -> str:
-        """Where the map's geometry came from, for its legend."""
-        return f"geometry looked up in {self.table} by {self.code}; the run exported none"
+        """Where the map's geometry came from, for its legend (and how many codes it lacks)."""
+        drawn = 0 if self.features is None else self.features[self.code].nunique()
+        missing = (f"; {self.looked_for - drawn} of the {self.looked_for} codes not drawn (not "
+                   "found, no geometry, or two names)" if drawn < self.looked_for else "")
+        return f"geometry looked up in {self.table} by {self.code}{missing}; the run exported none"
 
 
 def candidates(catalog: Catalog, answer: FinalAnswer,
@@ -245,7 +250,7 @@ def best_match(catalog: Catalog, found: list[Candidate],
     if features is not None:
         features.attrs[NAME_COLUMN] = labels.name
     return KeyedFeatures(catalog.qualified_name(candidate.table), candidate.code.name,
-                         candidate.field, names, features)
+                         candidate.field, names, features, len(candidate.values))
 
 
 def _as_payload(code: str, candidate: Candidate) -> str | int:

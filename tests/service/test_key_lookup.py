@@ -82,6 +82,10 @@ def test_a_code_with_two_names_and_a_tie_between_tables_are_not_named():
             (0, "MA", "Massachusetts", None)]
     keyed = best_match(CATALOG, found, rows)
     assert keyed is not None and keyed.names == {"MA": "Massachusetts"}
+    # Attack pass: the map's legend said nothing of the answer's code it could not draw
+    point = [(0, "CT", "Connecticut", Point(-72.7, 41.6)), (0, "CT", "Conn.", Point(-72, 41)),
+             (0, "MA", "Massachusetts", Point(-71.8, 42.3))]
+    assert "; 1 of the 2 codes not drawn" in best_match(CATALOG, found, point).how
     tied = [(0, "CT", "Connecticut", None), (1, "CT", "Cape Town", None)]
     assert best_match(CATALOG, found, tied) is None
     agreeing = [(0, "CT", "Connecticut", None), (1, "CT", "Connecticut", None)]
