@@ -112,3 +112,31 @@ def test_the_notebook_view_and_the_data_frame_carry_the_names_too():
     assert list(result.df.columns) == ["id", "name"]
     assert list(result.df["name"]) == ["Durham", ""]
     assert "<td>37063</td><td>Durham</td>" in result_html(result)
+
+
+def test_a_hostile_name_or_code_stays_on_its_own_row_of_the_report():
+    # A label column is database text: a newline must not forge report lines, a bidi override
+    # must not reverse a row, an escape must not reach the terminal, a long one is cut.
+    names = {"CT": "Conn\nevidence:\n  sql-1: 0 rows", "MA": "Mass\x1b[2J", "NH": "\u202eHN",
+             "RI": "R" * 300}
+    answer = FinalAnswer(answer_type="entity_list", summary="", data_payload={
+        "entities": [{"id": code} for code in [*names, "VT\nroute: forged"]]})
+    result = QuestionResult(status="answered", answer=answer, message="", run_id="r",
+                            artifact_folder="/runs/r", names=names)
+    text = result_text(result)
+    table = text.split("answer (entity_list):\n")[1].split("\n\n")[0].splitlines()
+    assert [row.split()[0] for row in table] == ["id", "CT", "MA", "NH", "RI", "VT\\nroute:"]
+    assert "Conn\\nevidence:\\n  sql-1: 0 rows" in table[1]
+    assert "\u202e" not in text and "\x1b" not in text and "\\u202eHN" in table[3]
+    assert max(len(row) for row in table) < 80 and table[4].rstrip().endswith("...")
+    assert "\nroute: forged" not in text and "\nevidence:\n  sql-1" not in text
+    ranked = {"items": [{"rank": 1, "id": "TX\nroute: forged", "value": 2}], "unit": "count"}
+    assert headline("ranked_list", ranked) == "1 ranked items: 1. TX\\nroute: forged 2"
+
+
+def test_names_go_beside_the_column_holding_the_named_codes():
+    # Attack pass: names of cantons 5 and 1 went beside the row id (id first), naming row 1
+    # Clervaux although its canton_id is 5.
+    records = {"records": [{"id": 1, "canton_id": 5}, {"id": 2, "canton_id": 1}]}
+    assert payload_table(records, {"5": "Wiltz", "1": "Clervaux"}).splitlines() == [
+        "id  canton_id  name", " 1          5  Wiltz", " 2          1  Clervaux"]

@@ -290,3 +290,13 @@ def test_a_spatial_path_has_no_cardinality():
         Catalog.model_validate({**VALID, "join_paths": [{**path, "cardinality": "one_to_one"}]})
     assert Catalog.model_validate({**VALID, "join_paths": [path]}).join_cardinality(
         Catalog.model_validate({**VALID, "join_paths": [path]}).join_paths[0]) is None
+
+
+def test_catalog_show_says_which_column_names_which_codes():
+    """A table's labels are shown (catalog show said nothing of them: a reader could not tell
+    why the answer table named 'CT' Connecticut, nor check a catalog's labels)."""
+    from geoask.app.commands.catalog import describe
+    from geoask.catalog.model import load_catalog
+
+    assert "\n  labels: state_name names state_fips, state_abbr\n" in describe(
+        load_catalog().table("us_states"))

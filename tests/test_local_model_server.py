@@ -8,8 +8,10 @@ read from the server, and that stop ends that process.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -81,6 +83,10 @@ def test_serve_status_stop(stand_in):
         assert served_context_tokens(state.base_url) == 4096
         again = start_server(models, server, gguf="tiny.gguf", port=port)
         assert again.pid == state.pid  # found running, not started twice
+        # Attack pass: asking for another port or window returned this one without a word
+        for other in ({"port": _free_port()}, {"context_tokens": 8192}, {"alias": "big"}):
+            with pytest.raises(ConfigurationError, match=r"already runs .* with --"):
+                start_server(models, server, gguf="tiny.gguf", **other)
     finally:
         assert stop_server(models) == state
     with pytest.raises(ProcessLookupError):  # ended and reaped: no such process any more
@@ -93,3 +99,18 @@ def test_a_missing_build_or_model_says_to_run_make_local_model(tmp_path):
     with pytest.raises(ConfigurationError,
                        match=r"llama-server is missing .* run make local-model"):
         start_server(tmp_path, Path("/nonexistent/llama-server"))
+
+
+def test_a_recorded_id_now_another_process_is_no_server_and_is_not_stopped(tmp_path):
+    # Attack pass: after the server died its process id can be reused; `geoask model stop`
+    # sent SIGTERM to whatever process had it (as root: any process).
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / "server.json").write_text(json.dumps(
+            {"pid": other.pid, "port": 18099, "alias": "tiny", "context_tokens": 4096}))
+        assert read_state(tmp_path) is None
+        assert stop_server(tmp_path) is None
+        assert other.poll() is None  # still running: not signalled
+    finally:
+        other.kill()
+        other.wait()

@@ -14,6 +14,8 @@ from geoask.settings import get_settings
         ("GEOASK_DB_PORT", "abc", "valid integer"),
         ("GEOASK_DB_PORT", "99999", "less than or equal to 65535"),
         ("GEOASK_SQL_ROW_CAP", "-1", "greater than or equal to 1"),
+        ("GEOASK_MODEL_MAX_OUTPUT_TOKENS", "99999999999999999999",
+         "less than or equal to 2147483647"),
         ("GEOASK_RETRIEVAL_ALPHA", "0.2", "greater than 0.5"),
         ("GEOASK_SQL_POLICY", "anything", "use one of separated, postgis"),
         ("GEOASK_VARIANT", "WEIRD", "use one of FULL, POSTGIS, NO_STCA, NO_PLANNER, BASE, "

@@ -8,7 +8,10 @@
 
 In a notebook (ipykernel runs an event loop) ``ask`` runs the question in a worker thread of
 its own, so it works there as in a script; ``await ask_async(...)`` is the same run for async
-code.
+code. Interrupting the kernel (KeyboardInterrupt) or cancelling ``ask_async``'s task stops that
+run as Ctrl-C stops a script's: a KeyboardInterrupt is raised in its thread too, and ``ask``
+returns once the run has ended (at the next Python line it runs: a database query or a sandbox
+in flight ends first), rather than after the whole question.
 
 :func:`ask` builds the run's services through the composition root
 (:func:`geoask.run.composition.open_services`, the one assembly the flow, the CLI and the
@@ -25,7 +28,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import ctypes
 import functools
+import os
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -41,9 +48,14 @@ async def ask_async(question: str, *, model: str | None = None, variant: str | N
 
     Arguments, result and errors are :func:`ask`'s.
     """
-    return await asyncio.to_thread(
+    worker = _Worker(functools.partial(
         _ask, question, model=model, variant=variant, via_api=via_api, verbose=verbose,
-        conversation=conversation, wait_for_artifacts=wait_for_artifacts)
+        conversation=conversation, wait_for_artifacts=wait_for_artifacts))
+    try:
+        return await asyncio.wrap_future(worker.future)
+    except asyncio.CancelledError:
+        worker.interrupt()  # the thread ends by itself; the event loop is not held up
+        raise
 
 
 def ask(question: str, *, model: str | None = None, variant: str | None = None,
@@ -92,9 +104,50 @@ def ask(question: str, *, model: str | None = None, variant: str | None = None,
         return run()
     # A running event loop (ipykernel, an async app): the agents' and Prefect's synchronous
     # calls would each try to drive it; the run gets a thread without a loop instead.
-    context = contextvars.copy_context()
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="geoask-ask") as pool:
-        return pool.submit(context.run, run).result()
+    worker = _Worker(run)
+    try:
+        return worker.future.result()
+    except KeyboardInterrupt:  # the kernel's interrupt: stop the run as in a script
+        worker.interrupt()
+        worker.thread.join()
+        raise
+
+
+_RUNS_AT_ONCE = threading.BoundedSemaphore(min(32, (os.cpu_count() or 1) + 4))
+"""Question runs at once in worker threads: as many as asyncio's default executor ran for
+``ask_async`` (a gather of 20 questions runs 6 at a time on 2 cores, the rest wait)."""
+
+
+class _Worker:
+    """A question run in a thread of its own (with the caller's context) that can be stopped.
+
+    ``future`` holds its result or error; :meth:`interrupt` raises KeyboardInterrupt in the
+    thread, so the run unwinds as a script's does on Ctrl-C (a thread cannot be killed, and a
+    pool's thread left running would go on asking the model and the database for a question
+    nobody waits for).
+    """
+
+    def __init__(self, run: Callable[[], AskResult]) -> None:
+        """Start ``run`` in a new thread."""
+        self.future: concurrent.futures.Future[AskResult] = concurrent.futures.Future()
+        self.future.set_running_or_notify_cancel()
+        context = contextvars.copy_context()
+        self.thread = threading.Thread(target=context.run, args=(self._target, run),
+                                       name="geoask-ask")
+        self.thread.start()
+
+    def _target(self, run: Callable[[], AskResult]) -> None:
+        try:
+            with _RUNS_AT_ONCE:
+                self.future.set_result(run())
+        except BaseException as error:  # KeyboardInterrupt too: the caller re-raises its own
+            self.future.set_exception(error)
+
+    def interrupt(self) -> None:
+        """Raise KeyboardInterrupt in the run's thread (at its next Python line)."""
+        if self.thread.ident is not None and self.thread.is_alive():
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread.ident),
+                                                       ctypes.py_object(KeyboardInterrupt))
 
 
 def _loop_running() -> bool:

@@ -30,6 +30,8 @@ HEADLINE_ITEMS: Final = 3
 """Entries a headline names before ``(+N more)``."""
 TABLE_ROWS: Final = 20
 """Rows the terminal table shows before ``... N more rows``."""
+CELL_WIDTH: Final = 60
+"""Characters a table cell or a headline entry shows before ``...`` (``--json``: all)."""
 _ROW_KEYS: Final = ("entities", "items", "records")
 
 
@@ -171,10 +173,11 @@ def _list_headline(answer_type: str, data: Mapping[str, Any], unit: str | None) 
     noun = {"entity_list": "entities", "ranked_list": "ranked items",
             "records": "records"}[answer_type]
     if answer_type == "entity_list":
-        shown = [str(row.get("id")) for row in rows[:HEADLINE_ITEMS]]
+        shown = [_shown(row.get("id"), None) for row in rows[:HEADLINE_ITEMS]]
     elif answer_type == "ranked_list":
         suffix = f" {unit}" if unit and unit != "count" else ""
-        shown = [f"{row.get('rank')}. {row.get('id')} {_shown(row.get('value'), unit)}{suffix}"
+        shown = [f"{_shown(row.get('rank'), None)}. {_shown(row.get('id'), None)} "
+                 f"{_shown(row.get('value'), unit)}{suffix}"
                  for row in rows[:HEADLINE_ITEMS]]
     else:
         return f"{len(rows)} record{'' if len(rows) == 1 else 's'}"
@@ -183,7 +186,22 @@ def _list_headline(answer_type: str, data: Mapping[str, Any], unit: str | None) 
 
 
 def _shown(value: Any, unit: str | None) -> str:
-    return str(rounded(value, unit))
+    return one_line(str(rounded(value, unit)))
+
+
+def one_line(text: str, width: int = CELL_WIDTH) -> str:
+    r"""``text`` as one line of the answer's view, cut to ``width`` characters with ``...``.
+
+    Characters that print as nothing or move the cursor (a newline, an escape, a bidi override)
+    are shown as their escapes: a database name or a model's value holding ``"\nevidence:"``
+    must not start a line of its own in the report, nor reverse the line it is on.
+
+    >>> one_line("Conn\nevidence: 0 rows"), one_line("\u202eerihspmaH"), one_line("x" * 70)[-5:]
+    ('Conn\\nevidence: 0 rows', '\\u202eerihspmaH', 'xx...')
+    """
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                    for c in text)
+    return shown if len(shown) <= width else shown[:width - 3] + "..."
 
 
 def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
@@ -224,25 +242,28 @@ def payload_table(payload: Any, labels: Mapping[str, str] | None = None,
 
 def _labelled(columns: list[str], rows: list[dict[str, Any]],
               labels: Mapping[str, str]) -> str | None:
-    """The column the names go beside: ``id``, else the first holding a labelled code."""
+    """The column the names go beside: the one holding the most labelled codes.
+
+    Ties: ``id``, then the first. A record's row ``id`` 1 is not named after canton 1 when its
+    ``canton_id`` holds the codes named.
+    """
     if not labels or "name" in columns:
         return None
-    for column in sorted(columns, key=lambda c: c != "id"):
-        codes = [row.get(column) for row in rows]
-        if any(isinstance(v, str | int) and not isinstance(v, bool) and str(v) in labels
-               for v in codes):
-            return column
-    return None
+    named = {column: sum(isinstance(row.get(column), str | int)
+                         and not isinstance(row.get(column), bool)
+                         and str(row.get(column)) in labels for row in rows)
+             for column in sorted(columns, key=lambda c: c != "id")}
+    column = max(named, key=lambda c: named[c])  # the first of the most
+    return column if named[column] else None
 
 
 def _cell(value: Any, unit: str | None) -> str:
     if value is None:
         return ""
     if isinstance(value, list | Mapping):
-        text = ", ".join(str(rounded(v, unit)) for v in value) if isinstance(value, list) \
-            else str(dict(value))
-        return text if len(text) <= 60 else text[:57] + "..."
-    return str(rounded(value, unit))
+        return one_line(", ".join(str(rounded(v, unit)) for v in value)
+                        if isinstance(value, list) else str(dict(value)))
+    return _shown(value, unit)
 
 
 def _pad(text: str, width: int, right: bool) -> str:

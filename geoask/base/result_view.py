@@ -19,7 +19,8 @@ from geoask.base.answer_text import answer_lines, answer_rows
 
 MAX_TABLE_ROWS: Final = 200
 __all__ = ["answer_rows", "printable", "result_html", "result_text"]
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls
+                      r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # bidi controls
 
 
 def result_text(result: Any) -> str:
@@ -66,15 +67,17 @@ def _opening(result: Any) -> list[str]:
 
 
 def printable(text: str) -> str:
-    r"""``text`` safe for a terminal: control characters other than newline and tab as ``\xNN``.
+    r"""``text`` safe for a terminal: control characters other than newline and tab escaped.
 
     Database values reach the answer's message and evidence; an escape sequence in one (say,
-    one that sets the terminal's title or clears the screen) is shown, not run.
+    one that sets the terminal's title or clears the screen) is shown, not run, and so is a
+    bidi override, which would show the rest of its line reversed.
 
-    >>> printable("Raleigh\x1b]0;pwned\x07 airport")
-    'Raleigh\\x1b]0;pwned\\x07 airport'
+    >>> printable("Raleigh\x1b]0;pwned\x07 airport"), printable("a\u202eb")
+    ('Raleigh\\x1b]0;pwned\\x07 airport', 'a\\u202eb')
     """
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}" if match.group() < "\u0100"
+                        else f"\\u{ord(match.group()):04x}", text)
 
 
 def quoted_name(name: str) -> str:

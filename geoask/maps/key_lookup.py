@@ -48,6 +48,8 @@ MAX_CODES: Final = 2000
 """Distinct code values looked up at most (more: no lookup; the map draws 2,000 at most)."""
 MAX_CANDIDATES: Final = 6
 """Code columns one lookup reads at most (the first in catalog order)."""
+MAX_CODE_CHARS: Final = 64
+"""Longest text value looked up (codes are short: IATA 3, FIPS 5, ISO 3166 3 characters)."""
 CHAR_WIDTH: Final = re.compile(r"^\s*(?:char|character|varchar|character varying)\s*\((\d+)\)",
                                re.IGNORECASE)
 """The declared width of a character code column: a longer value cannot be one of its codes."""
@@ -75,6 +77,7 @@ class KeyedFeatures:
         names: the payload's code (as text) -> its name, for codes with exactly one name.
         features: the matched rows (code column, name column, geometry) in EPSG:4326, or None
             when the table has no geometry in a named CRS.
+        looked_for: the distinct codes of ``field`` looked up in ``code``.
 
     """
 
@@ -83,11 +86,15 @@ class KeyedFeatures:
     field: str
     names: dict[str, str]
     features: gpd.GeoDataFrame | None
+    looked_for: int = 0
 
     @property
     def how(self) -> str:
-        """Where the map's geometry came from, for its legend."""
-        return f"geometry looked up in {self.table} by {self.code}; the run exported none"
+        """Where the map's geometry came from, for its legend (and how many codes it lacks)."""
+        drawn = 0 if self.features is None else self.features[self.code].nunique()
+        missing = (f"; {self.looked_for - drawn} of the {self.looked_for} codes not drawn (not "
+                   "found, no geometry, or two names)" if drawn < self.looked_for else "")
+        return f"geometry looked up in {self.table} by {self.code}{missing}; the run exported none"
 
 
 def candidates(catalog: Catalog, answer: FinalAnswer,
@@ -95,8 +102,10 @@ def candidates(catalog: Catalog, answer: FinalAnswer,
     """The labelled code columns the answer's key values may name (module docstring).
 
     A list's ``id`` values may name any code column; a record's field only a code column of
-    its own name (``fips`` also ``county_fips``), so a ``year`` is never taken for a road id.
-    When some candidate table is among ``read`` (the tables the run's SQL read), only those.
+    its own name (``fips`` also ``county_fips``), so a ``year`` is never taken for a road id,
+    and a code column a field is named exactly after is that field's alone (a record's row
+    ``id`` beside its ``canton_id`` is no canton). When some candidate table is among ``read``
+    (the tables the run's SQL read), only those.
     """
     found: list[Candidate] = []
     for field, values in answer_values(answer).items():
@@ -109,6 +118,9 @@ def candidates(catalog: Catalog, answer: FinalAnswer,
                 fitting = tuple(v for v in distinct if _fits(v, code))
                 if fitting and _names_code(answer, field, name):
                     found.append(Candidate(field, table, code, fitting))
+    exact = {(c.table.name, c.code.name) for c in found if c.field == c.code.name}
+    found = [c for c in found
+             if c.field == c.code.name or (c.table.name, c.code.name) not in exact]
     preferred = [c for c in found if c.table.name in read]
     return (preferred or found)[:MAX_CANDIDATES]
 
@@ -128,7 +140,8 @@ def tables_read_by(step_artifacts: Iterable[Iterable[ArtifactRef]]) -> set[str]:
 
 def _sendable(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, str) and value.isprintable() and "\\" not in value and value != "")
+        isinstance(value, str) and value.isprintable() and "\\" not in value
+        and 0 < len(value) <= MAX_CODE_CHARS)
 
 
 def _fits(value: str | int, column: Column) -> bool:
@@ -188,8 +201,13 @@ def look_up_keys(catalog: Catalog, runner: SqlRunner, settings: Settings,
     row_cap = 2 * sum(len(c.values) for c in found)
     context = GuardContext.from_settings(settings, policy="postgis", catalog=catalog,
                                          derive_functions=False)
+    text = lookup_sql(catalog, found)
+    # The guard checks all of it; its text limit bounds what a model writes, while this query's
+    # length is bounded by MAX_CANDIDATES x MAX_CODES literals of MAX_CODE_CHARS (1,500 IATA
+    # codes were 20,500 characters: over the limit, so they went unnamed and unmapped).
+    limit = max(context.max_sql_chars, len(text))
     try:
-        checked = check_sql(lookup_sql(catalog, found), replace(context, row_cap=row_cap))
+        checked = check_sql(text, replace(context, row_cap=row_cap, max_sql_chars=limit))
         result = runner.run(checked)
     except GeoaskError as error:
         logger.warning("could not look up the answer's names: %s", str(error).splitlines()[0])
@@ -232,7 +250,7 @@ def best_match(catalog: Catalog, found: list[Candidate],
     if features is not None:
         features.attrs[NAME_COLUMN] = labels.name
     return KeyedFeatures(catalog.qualified_name(candidate.table), candidate.code.name,
-                         candidate.field, names, features)
+                         candidate.field, names, features, len(candidate.values))
 
 
 def _as_payload(code: str, candidate: Candidate) -> str | int:

@@ -279,6 +279,11 @@ def model_call_error(error: BaseException, role: str,
         return ModelCallError(role, f"{where} {answered} after retries ({detail}); "
                               "try again later or raise GEOASK_MODEL_MAX_RETRIES",
                               transient=True)
+    if status in (400, 413, 422):  # the request itself: a parameter the server does not take
+        return ModelCallError(role, f"the model endpoint refused the request as invalid "
+                              f"({detail}); check the setting it names (such as "
+                              "GEOASK_MODEL_MAX_OUTPUT_TOKENS or GEOASK_OUTPUT_MODE) and that "
+                              "the server supports tool calls or JSON-schema output")
     if isinstance(error, ai_errors.UnexpectedModelBehavior | ai_errors.ModelAPIError):
         return ModelCallError(role, f"the model endpoint sent a response geoask cannot use "
                               f"({detail}); check that GEOASK_OPENAI_BASE_URL points at a "

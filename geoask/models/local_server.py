@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 import httpx
+import psutil
 
 from geoask.errors import ConfigurationError
 
@@ -83,20 +84,35 @@ def server_command(server: Path, model: Path, *, port: int, context_tokens: int,
 
 
 def start_server(models_dir: Path, server: Path, *, gguf: str = DEFAULT_GGUF,
-                 port: int = DEFAULT_PORT, context_tokens: int = DEFAULT_CONTEXT,
-                 alias: str = DEFAULT_ALIAS, threads: int = DEFAULT_THREADS,
+                 port: int | None = None, context_tokens: int | None = None,
+                 alias: str | None = None, threads: int = DEFAULT_THREADS,
                  wait_s: float = 180.0) -> ServerState:
     """Start the server (or return the one already answering) and wait until it answers.
 
+    ``port``, ``context_tokens`` and ``alias`` default to :data:`DEFAULT_PORT`,
+    :data:`DEFAULT_CONTEXT` and :data:`DEFAULT_ALIAS` for a new server; one already answering
+    is returned only when it has those that were given.
+
     Raises:
         ConfigurationError: the ``llama-server`` binary or the GGUF file is missing (the
-            message says to run ``make local-model``), or the server exited or did not answer
-            in time (the last lines of its log are named).
+            message says to run ``make local-model``), the server exited or did not answer
+            in time (the last lines of its log are named), or the one already running has
+            another port, context window or alias than asked.
 
     """
     running = read_state(models_dir)
     if running is not None and answers(running):
+        asked = {"--port": (port, running.port), "--context": (context_tokens,
+                 running.context_tokens), "--alias": (alias, running.alias)}
+        other = [f"{option} {have}" for option, (want, have) in asked.items()
+                 if want is not None and want != have]
+        if other:
+            raise ConfigurationError(
+                f"a llama.cpp server already runs (pid {running.pid}) at {running.base_url} "
+                f"with {', '.join(other)}; use it, or stop it first (geoask model stop)")
         return running
+    port, alias = port or DEFAULT_PORT, alias or DEFAULT_ALIAS
+    context_tokens = context_tokens or DEFAULT_CONTEXT
     model = models_dir / gguf
     for path, what in ((server, "llama.cpp's llama-server"), (model, "the GGUF model")):
         if not path.exists():
@@ -155,13 +171,19 @@ def _gone(pid: int) -> bool:
 
 
 def read_state(models_dir: Path) -> ServerState | None:
-    """The recorded server, None when none was started (or its process is gone)."""
+    """The recorded server, None when none was started or its process is gone.
+
+    A process with the recorded id counts only while its command line is the server's
+    (:func:`server_command`: ``--jinja`` and its ``--port``): after the server died its id may
+    be reused by any process, which ``geoask model stop`` must not signal.
+    """
     try:
         state = ServerState(**json.loads((models_dir / STATE_FILE).read_text()))
-        os.kill(state.pid, 0)
-    except (OSError, ValueError, TypeError):
+        argv = psutil.Process(state.pid).cmdline()
+    except (OSError, ValueError, TypeError, psutil.Error):
         return None
-    return state
+    port = argv[argv.index("--port") + 1] if "--port" in argv[:-1] else None
+    return state if "--jinja" in argv and port == str(state.port) else None
 
 
 def answers(state: ServerState, timeout_s: float = 2.0) -> bool:

@@ -130,11 +130,13 @@ class ModelSettings(_RoleModels):  # type: ignore[misc,valid-type]
         default=0.0, ge=0.0, le=2.0, description="Sampling temperature of every agent call."
     )
     model_max_output_tokens: int | None = Field(
-        default=None, ge=16,
+        default=None, ge=16, le=2**31 - 1,
         description=(
-            "Most tokens one model response may have (the request's max_tokens). Unset: the "
-            "server's limit (llama.cpp's: the rest of the context window). A small local model "
-            "that rambles is cut off here, and its cut output fails like any broken output."
+            "Most tokens one model response may have (the request's max_tokens, at most "
+            "2147483647: servers read it as a 32-bit integer, and llama.cpp's wrapped a larger "
+            "one into an HTTP 400). Unset: the server's limit (llama.cpp's: the rest of the "
+            "context window). A small local model that rambles is cut off here, and its cut "
+            "output fails like any broken output."
         ),
     )
     model_timeout_s: float = Field(

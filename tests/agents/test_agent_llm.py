@@ -136,7 +136,9 @@ ERROR_CASES = [
      ModelCallError),
     ("401", ModelHTTPError(401, "m"), False, "refused the API key", ModelCallError),
     ("404", ModelHTTPError(404, "m"), False, "does not know this model", ModelCallError),
-    ("400", ModelHTTPError(400, "m"), False, "response geoask cannot use", ModelCallError),
+    ("400", ModelHTTPError(400, "m", {"message": "Field 'max_completion_tokens': Value must be "
+                                      "between -1 <= value <= 2147483647"}), False,
+     "refused the request as invalid (status_code: 400", ModelCallError),
     ("budget", UnexpectedModelBehavior("Exceeded maximum output retries (2)"), False,
      "broke the agent's rules", AgentOutputError),
     ("steps", UsageLimitExceeded("The next request would exceed the request_limit of 27"),

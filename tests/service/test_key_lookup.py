@@ -82,6 +82,10 @@ def test_a_code_with_two_names_and_a_tie_between_tables_are_not_named():
             (0, "MA", "Massachusetts", None)]
     keyed = best_match(CATALOG, found, rows)
     assert keyed is not None and keyed.names == {"MA": "Massachusetts"}
+    # Attack pass: the map's legend said nothing of the answer's code it could not draw
+    point = [(0, "CT", "Connecticut", Point(-72.7, 41.6)), (0, "CT", "Conn.", Point(-72, 41)),
+             (0, "MA", "Massachusetts", Point(-71.8, 42.3))]
+    assert "; 1 of the 2 codes not drawn" in best_match(CATALOG, found, point).how
     tied = [(0, "CT", "Connecticut", None), (1, "CT", "Cape Town", None)]
     assert best_match(CATALOG, found, tied) is None
     agreeing = [(0, "CT", "Connecticut", None), (1, "CT", "Connecticut", None)]
@@ -120,3 +124,31 @@ def test_an_answer_without_geometry_is_mapped_from_the_lookup_and_says_so(tmp_pa
                                                    "2. Massachusetts 20 USD"]
     assert drawn[0].context == {} and drawn[0].looked_up == "demo.us_states"
     assert "demo.us_states" in (tmp_path / "run" / "map.html").read_text()
+
+
+def test_a_long_code_list_is_looked_up_whole_and_an_overlong_value_not_at_all():
+    # Attack pass: 1,500 three-letter codes (airports and countries alike) made a 20,500-
+    # character lookup, over the guard's text limit for model SQL: no names, no map.
+    import itertools
+    import string
+
+    codes = ["".join(t) for t in itertools.islice(
+        itertools.product(string.ascii_uppercase, repeat=3), 1500)]
+    answer = FinalAnswer(answer_type="entity_list", summary="",
+                         data_payload={"entities": [{"id": c} for c in codes]})
+    sql = lookup_sql(CATALOG, candidates(CATALOG, answer))
+    assert len(sql) > get_settings().sql_max_chars
+    rows = [(0, code, f"Airport {code}", None) for code in codes]
+    runner = StaticSqlRunner({sql: QueryResult((), rows, len(rows), sql)})
+    keyed = look_up_keys(CATALOG, runner, get_settings(), answer)
+    assert keyed is not None and keyed.table == "demo.airports" and len(keyed.names) == 1500
+    assert candidates(CATALOG, ranked("A" * 65)) == []  # a code is short; the text stays bounded
+
+
+def test_a_records_row_id_is_not_taken_for_the_code_beside_it():
+    # Attack pass: records {id: 1..3, canton_id: 5, 5, 1} looked up the row ids as canton ids
+    # (canton_id ends with _id) and won with more distinct values: row 1 named Clervaux.
+    answer = FinalAnswer(answer_type="records", summary="", data_payload={"records": [
+        {"id": 1, "canton_id": 5}, {"id": 2, "canton_id": 5}, {"id": 3, "canton_id": 1}]})
+    found = candidates(CATALOG, answer, read={"lux_cantons"})
+    assert [(c.field, c.code.name, c.values) for c in found] == [("canton_id", "canton_id", (5, 1))]

@@ -34,7 +34,7 @@ def _rows(table: Table) -> str:
 
 
 def describe(table: Table) -> str:
-    """Human-readable description of one table: theme, granularity, keys, columns."""
+    """Human-readable description of one table: theme, granularity, keys, labels, columns."""
     coverage = (f"{table.temporal_coverage.start} to {table.temporal_coverage.end}"
                 if table.temporal_coverage else "none")
     lines = [
@@ -45,6 +45,9 @@ def describe(table: Table) -> str:
         f"  primary key: {', '.join(table.primary_key)}",
     ]
     lines += [f"  unique: {', '.join(key)}" for key in table.unique]
+    if table.labels is not None:  # what names the codes an answer carries (geoask ask's table)
+        lines.append(f"  labels: {quoted_name(table.labels.name)} names "
+                     f"{', '.join(quoted_name(code) for code in table.labels.codes)}")
     lines += [f"  foreign key: ({', '.join(fk.columns)}) -> {fk.ref_table}"
               f"({', '.join(fk.ref_columns)})" for fk in table.foreign_keys]
     lines += [f"  - {quoted_name(c.name)} {c.type}: {column_comment(c)}" for c in table.columns]

@@ -49,15 +49,21 @@ def _models_dir() -> Path:
 @app.command("serve")
 def serve(
     gguf: Annotated[str, typer.Option(help="GGUF file in <home>/models/.")] = DEFAULT_GGUF,
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = DEFAULT_PORT,
-    context: Annotated[int, typer.Option(help="Context window (tokens).")] = DEFAULT_CONTEXT,
-    alias: Annotated[str, typer.Option(help="Model name the server answers to.")] = DEFAULT_ALIAS,
+    port: Annotated[int | None, typer.Option(
+        min=1, max=65535, help=f"Port on 127.0.0.1 (default {DEFAULT_PORT}).")] = None,
+    context: Annotated[int | None, typer.Option(
+        min=512, help=f"Context window, tokens (default {DEFAULT_CONTEXT}).")] = None,
+    alias: Annotated[str | None, typer.Option(
+        help=f"Model name the server answers to (default {DEFAULT_ALIAS}).")] = None,
     threads: Annotated[int, typer.Option(min=1, help="CPU threads (default: half the cores).")
                        ] = DEFAULT_THREADS,
     server: Annotated[Path | None, typer.Option(
         help="The llama-server binary (default: the one make local-model built).")] = None,
 ) -> None:
-    """Start the llama.cpp server (or find it running) and print the settings to use."""
+    """Start the llama.cpp server (or find it running) and print the settings to use.
+
+    A server already running is used only when it has the port, context and alias given.
+    """
     state = start_server(_models_dir(), server or _built_server(), gguf=gguf, port=port,
                          context_tokens=context, alias=alias, threads=threads)
     typer.echo(f"llama.cpp server (pid {state.pid}) answers at {state.base_url}; use:")
