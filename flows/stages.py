@@ -89,6 +89,8 @@ def answer_from(run: QuestionServices, state: ExecutionState, evidence: str,
                                                       f"{output.reason}"))
         return finish(run, state, "failed", None, failure_report(state), evidence_trail(state))
     views = draw_answer_map(run, state, output, map_focus(intent))
+    if views.looked_up is not None:  # the answer's geometry, looked up by key for its map
+        run.registry.add([views.looked_up])
     return finish(run, state, "answered", output, output.summary, evidence_trail(state),
                   views.maps, names=views.names)
 

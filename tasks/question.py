@@ -28,8 +28,9 @@ from geoask.catalog.model import TemporalGranularity
 from geoask.catalog.summary import catalog_summary
 from geoask.maps.answer_map import AnswerMaps, draw_answer_maps
 from geoask.maps.geopackage import GEOPACKAGE_FILE, LAYER_KINDS, write_geopackage
-from geoask.maps.key_lookup import look_up_keys, tables_read_by
+from geoask.maps.key_lookup import LOOKUP_STEP, look_up_keys, tables_read_by
 from geoask.records import background_writes
+from geoask.records.artifact_registry import RegistryEntry
 from geoask.retrieval.filters import RetrievalIntent
 from geoask.retrieval.retriever import SchemaSubset
 from geoask.run.composition import QuestionServices
@@ -206,10 +207,15 @@ def _enum_or_none(enum: Any, value: str | None) -> Any:
 
 
 class AnswerViews(NamedTuple):
-    """The map stage's result: its maps (None: nothing drawn), the names of the answer's codes."""
+    """The map stage's result.
+
+    Its maps (None: nothing drawn), the names of the answer's codes, and the looked-up
+    features' artifact when the map drew them as the answer.
+    """
 
     maps: AnswerMaps | None
     names: dict[str, str]
+    looked_up: RegistryEntry | None = None
 
 
 @task(name="map", task_run_name="map", **RETRIED_TASK)
@@ -220,15 +226,21 @@ def draw_answer_map(services: QuestionServices, state: ExecutionState,
     A stage of its own in the execution log: drawing is part of answering, not orchestration.
     One read-only lookup by key (:func:`geoask.maps.key_lookup.look_up_keys`) gives the names
     beside the answer's codes and, when the run exported none of the answer's features, their
-    geometry. Maps None when there is no geometry to draw
-    (:func:`geoask.maps.answer_map.draw_answer_maps`).
+    geometry - then written as the run's artifact ``map.<table>``, for the flow to register
+    (``gdf``, the GeoPackage, a later turn read what the map shows). Maps None when there is
+    no geometry to draw (:func:`geoask.maps.answer_map.draw_answer_maps`).
     """
     steps = [step.artifacts for step in state.steps.values()]
     with services.recorder.stage("map"):
         keyed = look_up_keys(services.catalog, services.sql_runner, services.settings, answer,
                              tables_read_by(steps))
         maps = draw_answer_maps(services.store, steps, answer, state.question, focus, keyed)
-    return AnswerViews(maps, keyed.names if keyed is not None else {})
+        looked_up = None
+        if keyed is not None and keyed.features is not None and maps and maps.looked_up:
+            url = services.store.write_text(f"{LOOKUP_STEP}/{keyed.table}.geojson",
+                                            keyed.features.to_json(drop_id=True))
+            looked_up = keyed.registry_entry(url, services.run_id)
+    return AnswerViews(maps, keyed.names if keyed is not None else {}, looked_up)
 
 
 def export_geopackage(services: QuestionServices) -> str | None:

@@ -210,6 +210,8 @@ class AnswerMaps:
     png: str
     html: str | None
     markdown: Markdown
+    looked_up: str | None = None
+    """The table the answer's drawn geometry was looked up in by key, if it was."""
 
 
 def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[ArtifactRef]],
@@ -276,7 +278,8 @@ def draw_answer_maps(store: RunArtifacts, step_artifacts: Sequence[Sequence[Arti
                       "planar coordinates in {} units").format(units))
     markdown = Markdown("## Map\n\n![answer map](data:image/png;base64,{})\n\n{}\n\n"
                         "file: {}; {}").format(Markdown(encoded), how, file_link(png_url), where)
-    return AnswerMaps(png=png_url, html=html_url, markdown=markdown)
+    return AnswerMaps(png=png_url, html=html_url, markdown=markdown,
+                      looked_up=features.looked_up)
 
 
 def _looked_up(features: AnswerFeatures, answer: FinalAnswer | None,

@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Any, Final
 import geopandas as gpd
 from psycopg import sql
 
+from geoask.base.formats import GEOJSON
 from geoask.catalog.labels import code_kind
 from geoask.catalog.model import PLANAR
 from geoask.errors import GeoaskError
 from geoask.maps.answer_features import answer_values
 from geoask.maps.answer_values import NAME_COLUMN
+from geoask.records.artifact_registry import ArtifactKind, ColumnInfo, RegistryEntry
 from geoask.sql.context import GuardContext
 from geoask.sql.guard import check_sql
 from geoask.sql.shape import tables_read
@@ -48,6 +50,8 @@ MAX_CODES: Final = 2000
 """Distinct code values looked up at most (more: no lookup; the map draws 2,000 at most)."""
 MAX_CANDIDATES: Final = 6
 """Code columns one lookup reads at most (the first in catalog order)."""
+LOOKUP_STEP: Final = "map"
+"""The step name of the looked-up features' artifact (``map.us_states``)."""
 MAX_CODE_CHARS: Final = 64
 """Longest text value looked up (codes are short: IATA 3, FIPS 5, ISO 3166 3 characters)."""
 CHAR_WIDTH: Final = re.compile(r"^\s*(?:char|character|varchar|character varying)\s*\((\d+)\)",
@@ -78,6 +82,7 @@ class KeyedFeatures:
         features: the matched rows (code column, name column, geometry) in EPSG:4326, or None
             when the table has no geometry in a named CRS.
         looked_for: the distinct codes of ``field`` looked up in ``code``.
+        sql: the lookup's SQL (all candidates; the features are ``table``'s rows).
 
     """
 
@@ -87,6 +92,26 @@ class KeyedFeatures:
     names: dict[str, str]
     features: gpd.GeoDataFrame | None
     looked_for: int = 0
+    sql: str = ""
+
+    def registry_entry(self, url: str, run_id: str) -> RegistryEntry:
+        """The looked-up features as the run's artifact ``map.<table>`` at ``url`` (GeoJSON).
+
+        Registered when the map drew them as the answer (the run exported none of its
+        features), so ``AskResult.gdf``, the GeoPackage and a later turn have what the map
+        shows; its source is the lookup's SQL, its coordinates WGS 84 as PostGIS gave them.
+        """
+        assert self.features is not None
+        name = self.table.rpartition(".")[2]
+        return RegistryEntry(
+            ref=f"{LOOKUP_STEP}.{name}", name=name, kind=ArtifactKind.FEATURES, url=url,
+            format=GEOJSON.name, srid=4326, bbox_wgs84=[float(v) for v in
+                                                         self.features.total_bounds],
+            geometry_types=sorted(set(self.features.geom_type.dropna())),
+            row_count=len(self.features),
+            columns=[ColumnInfo(name=str(c)) for c in self.features.columns
+                     if c != self.features.geometry.name],
+            step=LOOKUP_STEP, made_by="sql", source=self.sql, run_id=run_id)
 
     @property
     def how(self) -> str:
@@ -212,7 +237,8 @@ def look_up_keys(catalog: Catalog, runner: SqlRunner, settings: Settings,
     except GeoaskError as error:
         logger.warning("could not look up the answer's names: %s", str(error).splitlines()[0])
         return None
-    return best_match(catalog, found, result.rows)
+    keyed = best_match(catalog, found, result.rows)
+    return None if keyed is None else replace(keyed, sql=text)
 
 
 def best_match(catalog: Catalog, found: list[Candidate],

@@ -14,6 +14,8 @@ import pytest
 from demo_cases import CASES
 
 from flows.answer_question import answer_question
+from geoask.maps.answer_frame import answer_frame
+from geoask.maps.geopackage import write_geopackage
 from geoask.models.scripted import ScriptedModel
 
 pytestmark = [pytest.mark.db, pytest.mark.sandbox]
@@ -47,7 +49,7 @@ def run_case(name, make_services):
     return result, services
 
 
-def test_filter_rank(ran, reader):
+def test_filter_rank(ran, reader, tmp_path):
     result, _ = ran("filter_rank")
     items = result.answer.data_payload["items"]
     assert [(item["id"], item["value"]) for item in items] == BY_NAME["filter_rank"].expected(
@@ -58,6 +60,18 @@ def test_filter_rank(ran, reader):
     names = dict(reader.execute("SELECT state_abbr, state_name FROM demo.us_states").fetchall())
     assert result.names == {item["id"]: names[item["id"]] for item in items}
     assert any(url.endswith("map.html") for url in result.maps)
+    # ... and the looked-up states are the run's artifact: gdf and the GeoPackage have them
+    _, services = ran("filter_rank")
+    frame = answer_frame(result.answer, services.registry.entries)  # AskResult.gdf
+    assert frame is not None and frame.crs.to_epsg() == 4326
+    assert list(frame["state_abbr"]) == [item["id"] for item in items]
+    bounds = {code: box for code, *box in reader.execute(
+        "SELECT state_abbr, ST_XMin(g), ST_YMin(g), ST_XMax(g), ST_YMax(g) FROM "
+        "(SELECT state_abbr, ST_Transform(geom, 4326) AS g FROM demo.us_states) s").fetchall()}
+    for code, shape in zip(frame["state_abbr"], frame.geometry, strict=True):
+        assert list(shape.bounds) == pytest.approx(bounds[code], abs=1e-9)
+    written = write_geopackage(services.registry.entries, str(tmp_path / "run.gpkg"))
+    assert "map_us_states" in written.layers
 
 
 def test_join_aggregation(ran, reader):
