@@ -112,6 +112,10 @@ class StartedRun:
         finally:
             self.close()
 
+    def alive(self) -> bool:
+        """True while the process waits for its script (not run, closed or died)."""
+        return not self._done and self._process is not None and self._process.poll() is None
+
     def close(self) -> None:
         """End the run: its process (if no script ran), its uid's processes, its folder."""
         self._done = True
