@@ -14,10 +14,10 @@ handed a run with other limits. The supply starts nothing for a key until the pr
 it a second time: a one-shot ``geoask ask`` (one Python step) starts no spare it would not use.
 
 Every run is started from one long-lived daemon thread owned by the supply, because bwrap's
-``--die-with-parent`` follows the starting thread. A run found dead at take, or waiting longer
-than :data:`MAX_WAIT_S`, is closed and replaced, never handed out; the step then starts its own
-as without the supply. Ready runs are closed (process, uid, mount, folder) at :meth:`close`,
-at process exit and on SIGINT/SIGTERM (a stop hook of :mod:`geoask.base.interrupt`).
+``--die-with-parent`` follows the starting thread. A run found dead at take (or its folder gone),
+or waiting longer than :data:`MAX_WAIT_S`, is closed and replaced, never handed out; the step then
+starts its own as without the supply. Ready runs are closed (process, uid, mount, folder) at
+:meth:`close`, at process exit and on SIGINT/SIGTERM (a stop hook of :mod:`geoask.base.interrupt`).
 """
 
 from __future__ import annotations
@@ -201,8 +201,8 @@ class ReadySupply:
 
 
 def _usable(run: StartedRun, since: float) -> bool:
-    """True when ``run`` (ready since ``since``) is alive and has not waited too long."""
-    return run.alive() and time.monotonic() - since < MAX_WAIT_S
+    """True when ``run`` (ready since ``since``) is alive, has its folder, and is not too old."""
+    return run.alive() and run.run_dir.is_dir() and time.monotonic() - since < MAX_WAIT_S
 
 
 READY: Final = ReadySupply()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -141,3 +143,31 @@ def test_setting_zero_starts_each_run_itself_and_keeps_none(sandbox_settings):
             assert started.run(PROBE).status == "success"
     time.sleep(1.0)  # a supply would have started a spare by now
     assert READY.ready_count() == 0 and not list(sandbox.work_dir.iterdir())
+
+
+EXITING = """
+import time
+from geoask.settings import get_settings
+from sandbox.bubblewrap import BubblewrapSandbox
+from sandbox.ready import READY
+sandbox = BubblewrapSandbox.from_settings(get_settings())
+for _ in range(2):
+    sandbox.start().close()
+while READY.ready_count() < 1:
+    time.sleep(0.05)
+(folder,) = sandbox.work_dir.iterdir()
+print((folder / "rw").stat().st_uid, flush=True)
+"""
+
+
+def test_a_process_that_exits_leaves_no_ready_run(sandbox_settings):
+    work = Path("/tmp") / f"geoask-ready-exit-{os.getpid()}"
+    environment = {**os.environ, "GEOASK_SANDBOX_WORK_DIR": str(work),
+                   "GEOASK_SANDBOX_READY": "1",
+                   "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", EXITING], env=environment, capture_output=True,
+                          text=True, timeout=120, check=True)
+    uid = int(done.stdout.split()[-1])
+    assert uid_pids(uid) == [] and not list(work.iterdir())
+    assert str(work) not in Path("/proc/self/mounts").read_text()
+    work.rmdir()
