@@ -145,29 +145,42 @@ def test_setting_zero_starts_each_run_itself_and_keeps_none(sandbox_settings):
     assert READY.ready_count() == 0 and not list(sandbox.work_dir.iterdir())
 
 
-EXITING = """
-import time
+WARMING = """
+import sys, time
+from geoask.base.interrupt import run_until_stopped
 from geoask.settings import get_settings
 from sandbox.bubblewrap import BubblewrapSandbox
 from sandbox.ready import READY
-sandbox = BubblewrapSandbox.from_settings(get_settings())
-for _ in range(2):
-    sandbox.start().close()
-while READY.ready_count() < 1:
-    time.sleep(0.05)
-(folder,) = sandbox.work_dir.iterdir()
-print((folder / "rw").stat().st_uid, flush=True)
+
+def work():
+    sandbox = BubblewrapSandbox.from_settings(get_settings())
+    for _ in range(2):
+        sandbox.start().close()
+    while READY.ready_count() < 1:
+        time.sleep(0.05)
+    (folder,) = sandbox.work_dir.iterdir()
+    print((folder / "rw").stat().st_uid, flush=True)
+    if sys.argv[1] == "wait":
+        time.sleep(120)
+
+run_until_stopped(work, lambda: "nothing")
 """
 
 
-def test_a_process_that_exits_leaves_no_ready_run(sandbox_settings):
-    work = Path("/tmp") / f"geoask-ready-exit-{os.getpid()}"
+@pytest.mark.parametrize("ending", ["exit", "SIGTERM"])
+def test_a_process_that_ends_leaves_no_ready_run(sandbox_settings, ending):
+    work = Path("/tmp") / f"geoask-ready-{ending}-{os.getpid()}"
     environment = {**os.environ, "GEOASK_SANDBOX_WORK_DIR": str(work),
                    "GEOASK_SANDBOX_READY": "1",
                    "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run([sys.executable, "-c", EXITING], env=environment, capture_output=True,
-                          text=True, timeout=120, check=True)
-    uid = int(done.stdout.split()[-1])
+    process = subprocess.Popen(
+        [sys.executable, "-c", WARMING, "wait" if ending == "SIGTERM" else "exit"],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    uid = int(process.stdout.readline())
+    if ending == "SIGTERM":
+        process.terminate()
+    assert process.wait(timeout=60) == (143 if ending == "SIGTERM" else 0)
     assert uid_pids(uid) == [] and not list(work.iterdir())
     assert str(work) not in Path("/proc/self/mounts").read_text()
     work.rmdir()
