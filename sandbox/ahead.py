@@ -17,6 +17,9 @@ options, prlimit limits and uid as a fresh run); the limits: memory and CPU as f
 (the preloaded imports count against them, as a script's own imports do), the wall clock from
 the hand-over of the script. Inputs are mounted at ``/input`` from the start but hold nothing
 until the hand-over.
+
+In a process that asks many questions such runs are started before anyone asks, and handed out
+one per script, by :mod:`sandbox.ready`.
 """
 
 from __future__ import annotations
