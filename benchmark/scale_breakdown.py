@@ -9,7 +9,8 @@ time. Phases, in seconds of wall time:
 - ``start``: from handing the script to the sandbox to the script's first line: for a fresh
   run the run folder, bwrap's namespaces and mounts, the interpreter, the bootstrap (seccomp);
   for a sandbox started ahead (the default now) only what of its start and preloaded imports
-  was still running at the hand-over, plus the script and inputs written into its folder;
+  was still running at the hand-over, plus the script and inputs written into its folder - from
+  the third question on one taken ready from :mod:`sandbox.ready` (``GEOASK_SANDBOX_READY``);
 - ``imports``: the analysis libraries the script imports (geopandas, shapely, pyproj, numpy,
   pandas, pyarrow - timed by a prelude the benchmark adds to the script);
 - ``script``: the script's own work after its imports;

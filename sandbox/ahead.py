@@ -17,6 +17,9 @@ options, prlimit limits and uid as a fresh run); the limits: memory and CPU as f
 (the preloaded imports count against them, as a script's own imports do), the wall clock from
 the hand-over of the script. Inputs are mounted at ``/input`` from the start but hold nothing
 until the hand-over.
+
+In a process that asks many questions such runs are started before anyone asks, and handed out
+one per script, by :mod:`sandbox.ready`.
 """
 
 from __future__ import annotations
@@ -111,6 +114,10 @@ class StartedRun:
             return self.sandbox.read_outcome(self.run_dir, self.run_id, finished, self.limits)
         finally:
             self.close()
+
+    def alive(self) -> bool:
+        """True while the process waits for its script (not run, closed or died)."""
+        return not self._done and self._process is not None and self._process.poll() is None
 
     def close(self) -> None:
         """End the run: its process (if no script ran), its uid's processes, its folder."""

@@ -63,13 +63,9 @@ from sandbox.host import (
     wait,
 )
 from sandbox.isolation import bwrap_options, prlimit_options, sandbox_environment
-from sandbox.models import (
-    OutcomeStatus,
-    SandboxLimits,
-    SandboxOutcome,
-    ScriptError,
-)
+from sandbox.models import OutcomeStatus, SandboxLimits, SandboxOutcome, ScriptError
 from sandbox.protocol import ProtocolViolation, first_unencodable_name, parse_protocol
+from sandbox.ready import READY
 from sandbox.runtime import PRELOADED_IMPORTS, pinned_requirements, read_stamp, requirements_hash
 from sandbox.session import BubblewrapSession
 
@@ -95,6 +91,7 @@ class BubblewrapSandbox:
             :func:`sandbox.runtime.requirements_hash`); None skips the staleness check.
         session_limits: bounds of a session when :meth:`open_session` gets none.
         cell_timeout_s, cell_cpu_s: per-cell wall clock and CPU time of a session (s).
+        ready: runs :meth:`start` keeps started ahead per limits (:mod:`sandbox.ready`).
 
     """
 
@@ -114,20 +111,17 @@ class BubblewrapSandbox:
         session_limits: SandboxLimits | None = None,
         cell_timeout_s: float = 120.0,
         cell_cpu_s: int = 60,
+        ready: int = 0,
     ) -> None:
-        self.runtime_dir = runtime_dir
-        self.work_dir = work_dir
+        self.runtime_dir, self.work_dir = runtime_dir, work_dir
         self.artifacts_url = artifacts_url.rstrip("/")
         self.default_limits = default_limits or SandboxLimits()
-        self.uid_base = uid_base
-        self.uid_count = uid_count
-        self.stdout_tail_chars = stdout_tail_chars
-        self.stderr_chars = stderr_chars
-        self.bwrap = bwrap
-        self.runtime_hash = runtime_hash
+        self.uid_base, self.uid_count = uid_base, uid_count
+        self.stdout_tail_chars, self.stderr_chars = stdout_tail_chars, stderr_chars
+        self.bwrap, self.runtime_hash = bwrap, runtime_hash
         self.session_limits = session_limits or self.default_limits
-        self.cell_timeout_s = cell_timeout_s
-        self.cell_cpu_s = cell_cpu_s
+        self.cell_timeout_s, self.cell_cpu_s = cell_timeout_s, cell_cpu_s
+        self.ready = ready
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BubblewrapSandbox:
@@ -145,6 +139,7 @@ class BubblewrapSandbox:
             session_limits=SandboxLimits.for_session(settings),
             cell_timeout_s=settings.sandbox_cell_timeout_s,
             cell_cpu_s=settings.sandbox_cell_cpu_s,
+            ready=settings.sandbox_ready,
         )
 
     def run(
@@ -175,11 +170,13 @@ class BubblewrapSandbox:
     def start(self, limits: SandboxLimits | None = None) -> StartedRun:
         """Start the sandbox of one script before the script exists; see :mod:`sandbox.ahead`.
 
+        One kept ready by :data:`sandbox.ready.READY` when :attr:`ready` > 0 and one is.
+
         Raises:
             SandboxError: as :meth:`run`, before anything was started.
 
         """
-        return StartedRun(self, limits or self.default_limits, PRELOADED_IMPORTS)
+        return READY.take(self, limits or self.default_limits, PRELOADED_IMPORTS, self.ready)
 
     def open_session(self, limits: SandboxLimits | None = None) -> BubblewrapSession:
         """Start a persistent session; see :meth:`sandbox.models.Sandbox.open_session`.

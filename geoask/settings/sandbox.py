@@ -31,6 +31,11 @@ class SandboxSettings(BaseModel):
         description="fsspec URL that files written to scratch are copied to, one sub-folder "
         "per run; default <home>/artifacts/sandbox.",
     )
+    sandbox_ready: int = Field(
+        default=1, ge=0,
+        description="Sandboxes a long-lived process keeps started ahead, per limits, from its "
+        "second Python step on (sandbox/ready.py); 0 = each step starts its own.",
+    )
     sandbox_memory_mib: int = Field(
         default=2048, ge=256,
         description="Address-space limit of a sandboxed script (MiB, RLIMIT_AS).",

@@ -28,8 +28,9 @@ def sandbox_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setti
     # pytest's tmp folders are mode 0700; the sandbox's uid must traverse the work folder.
     work = Path("/tmp") / f"geoask-sandbox-tests-{os.getpid()}"
     artifacts = tmp_path_factory.mktemp("sandbox-artifacts")
+    # no runs kept ready (test_ready.py asks for them): each test sees only its own runs
     yield settings.model_copy(update={
-        "sandbox_work_dir": work, "sandbox_artifacts_url": str(artifacts),
+        "sandbox_work_dir": work, "sandbox_artifacts_url": str(artifacts), "sandbox_ready": 0,
     })
     shutil.rmtree(work, ignore_errors=True)
 
