@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import shapely
-from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
 from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON, PARQUET
@@ -37,6 +36,7 @@ from geoask.base.raster import RasterCaps
 from geoask.base.storage import write_atomic
 from geoask.sql.crs import PLANAR, WGS84_SRID, NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
+from geoask.sql.geojson_geometry import geojson_geometries
 from geoask.sql.parquet_export import geoparquet_bytes
 from geoask.sql.raster_export import (
     DEFAULT_RASTER_CAPS,
@@ -212,28 +212,24 @@ def result_to_geojson(
         raise ValueError("the result has no geometry column")
     feature_index = geometry_indexes[0]
     names = unique_names([column.name for column in result.columns])
-    features = []
-    bounds: list[np.ndarray] = []
-    for row in result.rows:
-        geometry = to_wgs84(row[feature_index])
-        if geometry is not None and not geometry.is_empty:
-            bounds.append(np.asarray(geometry.bounds))
-        properties = {
-            names[i]: (
-                wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
-            )
-            for i, value in enumerate(row)
-            if i != feature_index
-        }
-        features.append(
-            {
-                "type": "Feature",
-                "geometry": (
-                    mapping(geometry) if geometry is not None and not geometry.is_empty else None
-                ),
-                "properties": properties,
-            }
-        )
+    columns = list(zip(*result.rows, strict=True)) or [()] * len(names)
+    feature_column = np.array([to_wgs84(value) for value in columns[feature_index]],
+                              dtype=object)
+    geometries = geojson_geometries(feature_column)
+    properties = [
+        (names[i], [wkt(to_wgs84(value)) for value in column] if i in geometry_indexes
+         else [json_value(value) for value in column])
+        for i, column in enumerate(columns) if i != feature_index
+    ]
+    keys = [name for name, _ in properties]
+    features = [
+        {"type": "Feature", "geometry": geometry, "properties": dict(zip(keys, values,
+                                                                          strict=True))}
+        for geometry, *values in zip(geometries, *(values for _, values in properties),
+                                     strict=True)
+    ]
+    kept = feature_column[[geometry is not None for geometry in geometries]]
+    bounds = [shapely.bounds(kept)] if len(kept) else []
     collection: dict[str, Any] = {"type": "FeatureCollection", "features": features}
     if native_crs and native_crs[0].is_planar:
         collection["crs"] = {"type": "name",
