@@ -213,8 +213,7 @@ def result_to_geojson(
     feature_index = geometry_indexes[0]
     names = unique_names([column.name for column in result.columns])
     columns = list(zip(*result.rows, strict=True)) or [()] * len(names)
-    feature_column = np.array([to_wgs84(value) for value in columns[feature_index]],
-                              dtype=object)
+    feature_column = _column_to_wgs84(columns[feature_index])
     geometries = geojson_geometries(feature_column)
     properties = [
         (names[i], [wkt(to_wgs84(value)) for value in column] if i in geometry_indexes
@@ -303,11 +302,8 @@ def feature_summary(values: Sequence[Any]) -> tuple[list[str], list[float] | Non
     >>> feature_summary([shapely.Point(1, 2), None, shapely.box(0, 0, 3, 1)])
     (['Point', 'Polygon'], [0.0, 0.0, 3.0, 2.0])
     """
-    geometries = np.array(list(values), dtype=object)
+    geometries = _column_to_wgs84(values)
     geometries = geometries[shapely.is_geometry(geometries)]
-    foreign = ~np.isin(shapely.get_srid(geometries), (0, WGS84_SRID))
-    if foreign.any():
-        geometries[foreign] = [to_wgs84(g) for g in geometries[foreign]]
     geometries = geometries[~shapely.is_empty(geometries)]
     if not len(geometries):
         return [], None
@@ -318,6 +314,21 @@ def feature_summary(values: Sequence[Any]) -> tuple[list[str], list[float] | Non
 _TYPE_NAMES = ("Point", "LineString", "LinearRing", "Polygon", "MultiPoint", "MultiLineString",
                "MultiPolygon", "GeometryCollection")
 """shapely's geometry type id -> the name ``geom_type`` gives (``Polygon``, ``MultiPoint``)."""
+
+
+def _column_to_wgs84(values: Sequence[Any]) -> np.ndarray:
+    """``values`` as an object array, geometries in another SRID than 4326 or 0 transformed.
+
+    One vectorised SRID read: the export's values are already in WGS 84 (or planar), so
+    calling :func:`to_wgs84` on each one only read its SRID.
+    """
+    column = np.empty(len(values), dtype=object)
+    column[:] = list(values)
+    foreign = shapely.is_geometry(column)
+    foreign[foreign] = ~np.isin(shapely.get_srid(column[foreign]), (0, WGS84_SRID))
+    if foreign.any():
+        column[foreign] = [to_wgs84(g) for g in column[foreign]]
+    return column
 
 
 def _dumps(payload: Any) -> bytes:

@@ -9,6 +9,7 @@ GEOS per row, which dominated the fetch of a screened result of tens of thousand
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +29,7 @@ class _EwkbHexLoader(Loader):
     """Loads PostGIS text output (hex EWKB) as its WKB bytes (decoded per column later)."""
 
     def load(self, data: Any) -> bytes:
-        return bytes.fromhex(bytes(data).decode("ascii"))
+        return binascii.a2b_hex(data)
 
 
 def register_geometry_loaders(connection: psycopg.Connection[Any],
