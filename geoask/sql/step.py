@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from geoask.base.gc_pause import gc_paused
 from geoask.errors import CrsError, GeoaskError, QueryExecutionError, QueryRejectedError
 from geoask.sql.context import GuardContext
 from geoask.sql.executor import QueryResult, SqlRunner, StreamingSqlRunner
@@ -84,12 +83,6 @@ def run_statement(
 
     """
     record = on_event or _ignore
-    with gc_paused():  # the rows and the export's objects hold no cycles (see gc_pause)
-        return _run_statement(sql, context, runner, out_dir, name, preview_rows, record)
-
-
-def _run_statement(sql: str, context: GuardContext, runner: SqlRunner, out_dir: str, name: str,
-                   preview_rows: int, record: ToolEvent) -> StatementRun:
     try:
         checked = check_sql(sql, context)
     except QueryRejectedError as error:
