@@ -1,8 +1,10 @@
 """Run checked SQL read-only: the database side of defence in depth.
 
 Every query runs as the ``geoask_reader`` role (the URL's user), in a ``READ ONLY`` transaction
-that is always rolled back, with ``SET LOCAL statement_timeout``, over the extended query
-protocol only (a server-side prepared statement: a second statement fails at the server too),
+that is always rolled back (on a session kept from one statement to the next,
+:mod:`geoask.sql.sessions`, reset with ``DISCARD ALL`` in between), with ``SET LOCAL
+statement_timeout``, over the extended query protocol only (a server-side prepared
+statement: a second statement fails at the server too),
 read through a server-side cursor in batches (:mod:`geoask.sql.fetch`) up to ``row_cap + 1``
 rows: a result past the row cap (or the size cap) is refused with a ``result_too_large``
 error, never cut - geoask computes on whole results only. :meth:`PostgresSqlRunner.run`
@@ -32,8 +34,9 @@ from geoask.catalog.spatial import spatial_kind
 from geoask.db.urls import reader_url
 from geoask.errors import DatabaseError, QueryExecutionError
 from geoask.sql.fetch import FETCH_ROWS, Fetch
-from geoask.sql.geometry_values import register_geometry_loaders
+from geoask.sql.geometry_values import GEOMETRY_TYPE_NAMES, register_geometry_loaders
 from geoask.sql.guard import CheckedQuery
+from geoask.sql.sessions import ReaderSessions
 from geoask.sql.sqlstate import classify_database_error
 from geoask.sql.srs import SpatialRefSys, read_definitions
 
@@ -177,6 +180,7 @@ class PostgresSqlRunner:
         self.statement_timeout_s = statement_timeout_s
         self.connect_timeout_s = connect_timeout_s
         self.max_result_bytes = max_result_mib * 1024 * 1024
+        self._sessions = ReaderSessions(self._connect)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PostgresSqlRunner:
@@ -214,45 +218,51 @@ class PostgresSqlRunner:
         return self._open(checked.sql, checked.row_cap, head_rows, checked.body_offset,
                           declare=True)
 
+    def close(self) -> None:
+        """Close the session kept between statements (:mod:`geoask.sql.sessions`)."""
+        self._sessions.close()
+
     @contextmanager
     def _open(self, sql: str, row_cap: int, head_rows: int, body_offset: int, *,
               declare: bool) -> Iterator[ResultStream]:
-        connection = self._connect()
         prefix = DECLARE_PREFIX if declare else ""
         rows: Iterator[tuple[Any, ...]] = iter(())
         try:
-            connection.read_only = True
-            oids = register_geometry_loaders(connection)
-            connection.execute(
-                "SELECT set_config('statement_timeout', %s, true),"
-                " set_config('standard_conforming_strings', 'on', true)",
-                [f"{self.statement_timeout_s * 1000}"],
-            )
-            cursor, rows = _execute(connection, sql, declare)
-            fetch = Fetch(rows, cursor, oids, row_cap, self.max_result_bytes)
-            head = fetch.head(head_rows)
-            if cursor.description is None:  # a stream of no row leaves no description: read
-                cursor = connection.cursor()  # the empty result's columns by running it once
-                cursor.execute(sql)           # more
-            if cursor.description is None:
-                yield ResultStream(QueryResult((), [], row_cap, sql), True, iter(()),
-                                   lambda srids: {})
-                return
-            columns = _columns(connection, cursor)
-            definitions = read_definitions(connection, result_srids(columns, head))
-            yield ResultStream(QueryResult(columns, head, row_cap, sql, definitions),
-                               len(head) < head_rows, fetch.batches(),
-                               lambda srids: read_definitions(connection, srids))
+            with self._sessions.session(self._prepare) as (connection, oids):
+                try:
+                    cursor, rows = _execute(connection, sql, declare)
+                    fetch = Fetch(rows, cursor, oids, row_cap, self.max_result_bytes)
+                    head = fetch.head(head_rows)
+                    if cursor.description is None:  # a stream of no row leaves no description:
+                        cursor = connection.cursor()  # read the empty result's columns by
+                        cursor.execute(sql)           # running it once more
+                    if cursor.description is None:
+                        yield ResultStream(QueryResult((), [], row_cap, sql), True, iter(()),
+                                           lambda srids: {})
+                        return
+                    columns = _columns(connection, cursor)
+                    definitions = read_definitions(connection, result_srids(columns, head))
+                    yield ResultStream(QueryResult(columns, head, row_cap, sql, definitions),
+                                       len(head) < head_rows, fetch.batches(),
+                                       lambda srids: read_definitions(connection, srids))
+                finally:
+                    close = getattr(rows, "close", None)
+                    if close is not None:  # a stream left half-read holds the connection's lock
+                        with contextlib.suppress(psycopg.Error):
+                            close()
         except pg_errors.Error as error:
             raise classify_database_error(error, prefix + sql, len(prefix) + body_offset,
                                           statement_timeout_s=self.statement_timeout_s) from None
-        finally:
-            close = getattr(rows, "close", None)
-            if close is not None:  # a stream left half-read holds the connection's lock
-                with contextlib.suppress(psycopg.Error):
-                    close()
-            _rollback_quietly(connection)
-            connection.close()
+
+    def _prepare(self, connection: psycopg.Connection[Any]) -> frozenset[int]:
+        """Start the statement's transaction: read-only, its time limit; the geometry OIDs.
+
+        The OIDs of the geometry types are read in the same command (they change when PostGIS
+        is reinstalled) and their values loaded as WKB (:func:`register_geometry_loaders`).
+        """
+        connection.read_only = True
+        row = connection.execute(_PREPARE_SQL, [f"{self.statement_timeout_s * 1000}"]).fetchone()
+        return register_geometry_loaders(connection, row[2:] if row else ())
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
@@ -268,6 +278,12 @@ class PostgresSqlRunner:
                 f"could not connect to the database ({first_line}); start it with "
                 "`geoask db up` or check GEOASK_DATABASE_URL"
             ) from None
+
+
+_PREPARE_SQL = ("SELECT set_config('statement_timeout', %s, true),"
+                " set_config('standard_conforming_strings', 'on', true), " +
+                ", ".join(f"to_regtype('{name}')::oid::int" for name in GEOMETRY_TYPE_NAMES))
+"""The first command of a statement's transaction (:meth:`PostgresSqlRunner._prepare`)."""
 
 
 @runtime_checkable
@@ -364,9 +380,3 @@ def holds_geometry(type_name: str) -> bool:
     """
     kind = spatial_kind(type_name)
     return kind is not None and kind.is_vector
-
-
-def _rollback_quietly(connection: psycopg.Connection[Any]) -> None:
-    # A broken connection cannot roll back; closing it (next) ends the transaction anyway.
-    with contextlib.suppress(psycopg.Error):
-        connection.rollback()

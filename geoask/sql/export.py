@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import shapely
-from shapely.geometry import mapping
 from shapely.geometry.base import BaseGeometry
 
 from geoask.base.formats import GEOJSON, GEOPARQUET, GEOTIFF, JSON, PARQUET
@@ -37,6 +36,7 @@ from geoask.base.raster import RasterCaps
 from geoask.base.storage import write_atomic
 from geoask.sql.crs import PLANAR, WGS84_SRID, NativeCrs, reproject_result, to_wgs84
 from geoask.sql.executor import QueryResult
+from geoask.sql.geojson_geometry import geojson_geometries
 from geoask.sql.parquet_export import geoparquet_bytes
 from geoask.sql.raster_export import (
     DEFAULT_RASTER_CAPS,
@@ -212,28 +212,23 @@ def result_to_geojson(
         raise ValueError("the result has no geometry column")
     feature_index = geometry_indexes[0]
     names = unique_names([column.name for column in result.columns])
-    features = []
-    bounds: list[np.ndarray] = []
-    for row in result.rows:
-        geometry = to_wgs84(row[feature_index])
-        if geometry is not None and not geometry.is_empty:
-            bounds.append(np.asarray(geometry.bounds))
-        properties = {
-            names[i]: (
-                wkt(to_wgs84(value)) if i in geometry_indexes else json_value(value)
-            )
-            for i, value in enumerate(row)
-            if i != feature_index
-        }
-        features.append(
-            {
-                "type": "Feature",
-                "geometry": (
-                    mapping(geometry) if geometry is not None and not geometry.is_empty else None
-                ),
-                "properties": properties,
-            }
-        )
+    columns = list(zip(*result.rows, strict=True)) or [()] * len(names)
+    feature_column = _column_to_wgs84(columns[feature_index])
+    geometries = geojson_geometries(feature_column)
+    properties = [
+        (names[i], [wkt(to_wgs84(value)) for value in column] if i in geometry_indexes
+         else [json_value(value) for value in column])
+        for i, column in enumerate(columns) if i != feature_index
+    ]
+    keys = [name for name, _ in properties]
+    features = [
+        {"type": "Feature", "geometry": geometry, "properties": dict(zip(keys, values,
+                                                                          strict=True))}
+        for geometry, *values in zip(geometries, *(values for _, values in properties),
+                                     strict=True)
+    ]
+    kept = feature_column[[geometry is not None for geometry in geometries]]
+    bounds = [shapely.bounds(kept)] if len(kept) else []
     collection: dict[str, Any] = {"type": "FeatureCollection", "features": features}
     if native_crs and native_crs[0].is_planar:
         collection["crs"] = {"type": "name",
@@ -307,11 +302,8 @@ def feature_summary(values: Sequence[Any]) -> tuple[list[str], list[float] | Non
     >>> feature_summary([shapely.Point(1, 2), None, shapely.box(0, 0, 3, 1)])
     (['Point', 'Polygon'], [0.0, 0.0, 3.0, 2.0])
     """
-    geometries = np.array(list(values), dtype=object)
+    geometries = _column_to_wgs84(values)
     geometries = geometries[shapely.is_geometry(geometries)]
-    foreign = ~np.isin(shapely.get_srid(geometries), (0, WGS84_SRID))
-    if foreign.any():
-        geometries[foreign] = [to_wgs84(g) for g in geometries[foreign]]
     geometries = geometries[~shapely.is_empty(geometries)]
     if not len(geometries):
         return [], None
@@ -322,6 +314,21 @@ def feature_summary(values: Sequence[Any]) -> tuple[list[str], list[float] | Non
 _TYPE_NAMES = ("Point", "LineString", "LinearRing", "Polygon", "MultiPoint", "MultiLineString",
                "MultiPolygon", "GeometryCollection")
 """shapely's geometry type id -> the name ``geom_type`` gives (``Polygon``, ``MultiPoint``)."""
+
+
+def _column_to_wgs84(values: Sequence[Any]) -> np.ndarray:
+    """``values`` as an object array, geometries in another SRID than 4326 or 0 transformed.
+
+    One vectorised SRID read: the export's values are already in WGS 84 (or planar), so
+    calling :func:`to_wgs84` on each one only read its SRID.
+    """
+    column = np.empty(len(values), dtype=object)
+    column[:] = list(values)
+    foreign = shapely.is_geometry(column)
+    foreign[foreign] = ~np.isin(shapely.get_srid(column[foreign]), (0, WGS84_SRID))
+    if foreign.any():
+        column[foreign] = [to_wgs84(g) for g in column[foreign]]
+    return column
 
 
 def _dumps(payload: Any) -> bytes:

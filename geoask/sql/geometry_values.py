@@ -9,6 +9,7 @@ GEOS per row, which dominated the fetch of a screened result of tens of thousand
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,6 @@ import numpy as np
 import psycopg
 import shapely
 from psycopg.adapt import Loader
-from psycopg.types import TypeInfo
 from shapely.geometry.base import BaseGeometry
 
 from geoask.catalog.spatial import SpatialKind
@@ -29,18 +29,20 @@ class _EwkbHexLoader(Loader):
     """Loads PostGIS text output (hex EWKB) as its WKB bytes (decoded per column later)."""
 
     def load(self, data: Any) -> bytes:
-        return bytes.fromhex(bytes(data).decode("ascii"))
+        return binascii.a2b_hex(data)
 
 
-def register_geometry_loaders(connection: psycopg.Connection[Any]) -> frozenset[int]:
-    """Load the geometry types' values as WKB bytes on ``connection``; their type OIDs."""
-    oids = set()
-    for name in GEOMETRY_TYPE_NAMES:
-        info = TypeInfo.fetch(connection, name)
-        if info is not None:
-            connection.adapters.register_loader(info.oid, _EwkbHexLoader)
-            oids.add(info.oid)
-    return frozenset(oids)
+def register_geometry_loaders(connection: psycopg.Connection[Any],
+                              oids: Sequence[int | None]) -> frozenset[int]:
+    """Load values of the type ``oids`` (None: no such type) as WKB bytes; the OIDs loaded.
+
+    The executor reads the OIDs of :data:`GEOMETRY_TYPE_NAMES` with its first command
+    (``to_regtype``), once per statement: they change when PostGIS is reinstalled.
+    """
+    loaded = frozenset(oid for oid in oids if oid is not None)
+    for oid in loaded:
+        connection.adapters.register_loader(oid, _EwkbHexLoader)
+    return loaded
 
 
 def geometry_indexes(description: Sequence[Any] | None, oids: frozenset[int]) -> list[int]:

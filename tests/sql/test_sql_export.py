@@ -106,7 +106,7 @@ def test_geojson_feature_collection():
     collection = result_to_geojson(GEOMETRY_RESULT)
     assert collection["type"] == "FeatureCollection"
     first, second, third = collection["features"]
-    assert first["geometry"] == {"type": "Point", "coordinates": PRECISE[0]}
+    assert first["geometry"] == {"type": "Point", "coordinates": list(PRECISE[0])}
     assert first["properties"] == {"name": "Elm", "income": 45000.5, "opened": "2020-01-02"}
     assert second["properties"]["income"] == 7 and second["properties"]["opened"] is None
     assert third["geometry"] is None
