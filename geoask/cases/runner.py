@@ -83,6 +83,7 @@ class ProgramRunner:
         run = ProgramRun(output=None)
         steps = program.steps
         with contextlib.ExitStack() as started_ahead:
+            started_ahead.callback(self.sql_runner.close)  # no idle session outlives a program
             ahead: StartedSandbox | None = None
             for number, step in enumerate(steps, start=1):
                 if ahead is None and any(isinstance(s, PythonStep) for s in steps[number - 1:]):

@@ -110,6 +110,10 @@ class SqlRunner(Protocol):
         """
         ...
 
+    def close(self) -> None:
+        """Close what the runner keeps open between statements (its idle session, if any)."""
+        ...
+
 
 @dataclass
 class StaticSqlRunner:
@@ -133,6 +137,9 @@ class StaticSqlRunner:
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+    def close(self) -> None:
+        """Nothing is kept between statements."""
 
 
 CURSOR_NAME = "geoask_result"

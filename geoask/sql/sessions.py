@@ -4,7 +4,12 @@ A new session for every statement cost more than most screen queries themselves:
 backend (connection, authentication) and, at its first geometry, PostGIS's library and the
 catalog caches loaded again - 25-30 ms a statement on the scale database, where the district
 query itself takes 1 ms on a session that ran one before. :class:`ReaderSessions` keeps one
-idle session per runner (so per database URL) between statements, as a connection pooler does.
+idle session per runner (so per database URL) between statements, as a connection pooler does,
+for :data:`KEEP_IDLE_S` at most: an idle reader session held on would stop the database's owner
+from dropping or reloading it (``DROP DATABASE ... WITH (FORCE)`` may end only its own role's
+sessions - CI saw ``must be a member of the role whose process is being terminated``), so a
+session idle that long is closed, and :meth:`ReaderSessions.close` closes it at once (the
+program runner calls it when a program ends).
 
 What stays per statement: each statement runs in its own ``READ ONLY`` transaction that is
 always rolled back (:mod:`geoask.sql.executor`), and before a session is kept, ``DISCARD ALL``
@@ -29,6 +34,10 @@ import psycopg
 from psycopg import pq
 
 Prepared = TypeVar("Prepared")
+
+KEEP_IDLE_S = 1.0
+"""How long a session is kept idle for the next statement (s): a step's statements follow
+each other within milliseconds; a session idle longer is closed."""
 
 
 class ReaderSessions:
@@ -106,8 +115,18 @@ class ReaderSessions:
         with self._lock:
             if not self._idle:
                 self._idle.append(connection)
+                expiry = threading.Timer(KEEP_IDLE_S, self._expire, (connection,))
+                expiry.daemon = True
+                expiry.start()
                 return
         _close(connection)
+
+    def _expire(self, connection: psycopg.Connection[Any]) -> None:
+        """Close ``connection`` if it is still the idle one (a statement may have taken it)."""
+        with self._lock:
+            if connection in self._idle:
+                self._idle.remove(connection)
+                _close(connection)
 
 
 def _close(connection: psycopg.Connection[Any]) -> None:

@@ -248,6 +248,9 @@ class StoppingSqlRunner:
         self.serve -= 1
         return (self.up if self.serve >= 0 else self.down).run(checked)
 
+    def close(self):
+        self.up.close()
+
 
 def closed_port() -> int:
     with socket.socket() as probe:

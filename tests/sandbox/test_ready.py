@@ -53,6 +53,7 @@ def until(condition: Callable[[], bool], what: str, within_s: float = 30.0) -> N
 @pytest.fixture
 def supplied(sandbox_settings: Settings, tmp_path_factory) -> Iterator[BubblewrapSandbox]:
     """A sandbox keeping one run ready per limits, in its own work folder; closed after."""
+    READY.close()  # the supply is the process's: runs earlier tests' sandboxes left on it go
     work = Path("/tmp") / f"geoask-ready-tests-{os.getpid()}-{time.monotonic_ns()}"
     sandbox = BubblewrapSandbox.from_settings(sandbox_settings.model_copy(update={
         "sandbox_work_dir": work, "sandbox_ready": 1}))

@@ -93,3 +93,24 @@ def test_each_database_and_a_closed_runner_get_their_own_session(reader_url: str
     runner.close()
     assert _one(runner, "SELECT pg_backend_pid()") != first
 
+
+
+def test_an_idle_session_is_closed_after_its_keep_time(reader_url: str, monkeypatch) -> None:
+    # CI: a reader session kept idle after `bench verify` stopped the owner's
+    # DROP DATABASE ... WITH (FORCE) ("must be a member of the role whose process is being
+    # terminated"): a session is kept for the next statement only, then closed.
+    import time
+
+    from geoask.sql import sessions
+    monkeypatch.setattr(sessions, "KEEP_IDLE_S", 0.2)
+    runner, watcher = PostgresSqlRunner(reader_url), PostgresSqlRunner(reader_url)
+    pid = _one(runner, "SELECT pg_backend_pid()")
+    alive = f"SELECT count(*) FROM pg_stat_activity WHERE pid = {pid}"
+    assert _one(watcher, alive) == 1
+    deadline = time.monotonic() + 10
+    while _one(watcher, alive) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _one(watcher, alive) == 0
+    assert _one(runner, "SELECT 1") == 1  # the next statement opens a new session
+    runner.close()
+    watcher.close()

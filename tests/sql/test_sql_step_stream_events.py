@@ -33,6 +33,9 @@ class CannedStreamRunner:
         """Not used: the step streams."""
         raise AssertionError("run_statement should stream through this runner")
 
+    def close(self) -> None:
+        """Nothing is kept."""
+
     @contextmanager
     def stream(self, checked: CheckedQuery, head_rows: int) -> Iterator[ResultStream]:
         """The canned stream; batch ``refuse_at`` raises ``result_too_large``."""
