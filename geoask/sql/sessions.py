@@ -115,18 +115,25 @@ class ReaderSessions:
         with self._lock:
             if not self._idle:
                 self._idle.append(connection)
-                expiry = threading.Timer(KEEP_IDLE_S, self._expire, (connection,))
+                # a weak reference: the timer must not keep a dropped runner's session alive
+                expiry = threading.Timer(KEEP_IDLE_S, _expire, (weakref.ref(self), connection))
                 expiry.daemon = True
                 expiry.start()
                 return
         _close(connection)
 
-    def _expire(self, connection: psycopg.Connection[Any]) -> None:
+    def expire(self, connection: psycopg.Connection[Any]) -> None:
         """Close ``connection`` if it is still the idle one (a statement may have taken it)."""
         with self._lock:
             if connection in self._idle:
                 self._idle.remove(connection)
                 _close(connection)
+
+
+def _expire(sessions: weakref.ref[ReaderSessions], connection: psycopg.Connection[Any]) -> None:
+    kept = sessions()
+    if kept is not None:
+        kept.expire(connection)
 
 
 def _close(connection: psycopg.Connection[Any]) -> None:
