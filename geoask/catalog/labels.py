@@ -80,11 +80,11 @@ def propose_labels(table: str, primary_key: Sequence[str], codes: Sequence[str],
     if len(primary_key) != 1 or code_kind(columns.get(primary_key[0], "")) is None:
         return None
     key = primary_key[0]
-    stems = {_without(key.lower(), KEY_WORD), _singular(table.lower().rpartition("_")[2]),
+    stems = {KEY_WORD.sub("", key.lower()), _singular(table.lower().rpartition("_")[2]),
              *NAME_WORDS}
     names = [column for column, kind in columns.items()
              if column != key and code_kind(kind) is str
-             and _without(column.lower(), NAME_WORD) in stems | {""}
+             and NAME_WORD.sub("", column.lower()) in stems | {""}
              and NAME_WORD.search(column.lower())]
     if len(names) != 1:
         return None
@@ -97,12 +97,7 @@ NAME_WORDS: Final = frozenset({"full", "common", "official", "display", "place",
 NAME_WORD: Final = re.compile(r"_?name(_?\d+|_[a-z]{2})?$")
 """``name`` at the end of a column's name, with a level or language suffix (``name_2``)."""
 KEY_WORD: Final = re.compile(r"_?(id|key|code|fips|no|num|uid|gid)(_?\d+)?$")
-"""A key column's ending (``canton_id``, ``areakey``, ``id_2``)."""
-
-
-def _without(column: str, ending: re.Pattern[str]) -> str:
-    """``column`` without ``ending``: ``canton_name`` -> ``canton``, ``areakey`` -> ``area``."""
-    return ending.sub("", column)
+"""A key column's ending (``canton_id`` -> ``canton``, ``areakey`` -> ``area``, ``id_2``)."""
 
 
 def _singular(word: str) -> str:
