@@ -107,11 +107,12 @@ def test_a_missing_input_is_refused_and_the_run_ended(real_sandbox, tmp_path):
 @pytest.mark.parametrize("ahead", [False, True])
 def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
     script = (
-        "import atexit, json\n"
+        "import atexit, json, sys\n"
         "left_open = open('/scratch/unclosed.txt', 'w')\n"
         "left_open.write('kept ' * 1000)\n"
         "atexit.register(lambda: open('/scratch/atexit.txt', 'w').write('ran'))\n"
         "print(json.dumps({'status': 'success', 'summary': 's', 'result': {}}))\n"
+        "sys.stderr.write('a last line without its newline')\n"
     )
     if ahead:
         with real_sandbox.start() as started:
@@ -121,6 +122,7 @@ def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
     assert outcome.status == "success"
     sizes = {artifact.name: artifact.size_bytes for artifact in outcome.artifacts}
     assert sizes == {"unclosed.txt": 5000, "atexit.txt": 3}
+    assert outcome.stderr.text.endswith("a last line without its newline")
     assert real_sandbox.run("import sys\nsys.exit(3)\n").exit_code == 3
 
 
