@@ -44,6 +44,7 @@ from typing import Any
 import psycopg
 import yaml
 
+from geoask.base import heap
 from geoask.cases.loader import load_cases, run_target
 from geoask.cases.model import BenchmarkCase, SqlStep
 from geoask.cases.runner import ProgramFailedError, ProgramRunner
@@ -340,4 +341,5 @@ def flow(size: int, database: str, scratch: Path) -> list[FlowScore]:
 
 
 if __name__ == "__main__":
+    heap.own_process()  # measured as the geoask command runs it
     sys.exit(main())

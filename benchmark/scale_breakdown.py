@@ -38,6 +38,7 @@ from typing import Any
 
 import geoask.cases.runner as runner_module
 import geoask.sql.step as step_module
+from geoask.base import heap
 from geoask.cases.loader import load_cases, run_target
 from geoask.cases.runner import ProgramRunner
 from geoask.run.composition import program_runner, settings_for_target
@@ -235,4 +236,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    heap.own_process()  # measured as the geoask command runs it
     sys.exit(main())

@@ -20,6 +20,7 @@ import typer.main
 from typer import _click
 from typer.core import TyperGroup
 
+from geoask.base import heap
 from geoask.base.console import one_line_console_logs
 from geoask.base.tls import check_certificate_files
 from geoask.errors import GeoaskError
@@ -140,6 +141,7 @@ def _root() -> None:
 def main() -> None:
     """Console entry point: run the app, turning geoask errors into a message and exit code."""
     one_line_console_logs()
+    heap.own_process()
     try:
         check_certificate_files()  # before Prefect's import trips over a bad one
         app()

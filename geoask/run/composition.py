@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from geoask.base import heap
 from geoask.cases.conversations import load_conversations, replay_cases
 from geoask.cases.loader import load_cases
 from geoask.cases.runner import ProgramRunner
@@ -140,12 +141,14 @@ def open_parts(settings: Settings) -> RunParts:
 
     """
     catalog = load_catalog(settings.catalog_path)
-    return RunParts(
+    parts = RunParts(
         sql_runner=PostgresSqlRunner.from_settings(settings),
         sandbox=BubblewrapSandbox.from_settings(settings),
         schema=open_retriever(settings, catalog),
         catalog=catalog,
     )
+    heap.settle()
+    return parts
 
 
 def program_runner(settings: Settings) -> ProgramRunner:
@@ -158,13 +161,15 @@ def program_runner(settings: Settings) -> ProgramRunner:
         ConfigurationError, CatalogError, SandboxError: a part cannot be set up.
 
     """
-    return ProgramRunner(
+    runner = ProgramRunner(
         PostgresSqlRunner.from_settings(settings),
         BubblewrapSandbox.from_settings(settings),
         # each program sets its own policy on this context: read the PostGIS functions now
         GuardContext.from_settings(settings, catalog=load_catalog(settings.catalog_path),
                                    derive_functions=True),
     )
+    heap.settle()
+    return runner
 
 
 class SchemaSource(Protocol):
