@@ -12,7 +12,7 @@ batch is decoded in one call (:func:`~geoask.sql.geometry_values.decode_geometry
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import psycopg
@@ -72,8 +72,14 @@ class Fetch:
         The caps are checked row by row as the rows arrive, so the refusal names the row that
         passed them and a ``Cursor.stream`` never holds more than the cap.
         """
+        # a server-side cursor's rows are converted a FETCH at a time (its iterator goes
+        # through Python for each row), never more than one row past the cap
+        rows: Iterable[tuple[Any, ...]] = (
+            self.cursor.fetchmany(min(count, self.row_cap - self.rows + 1))
+            if isinstance(self.cursor, psycopg.ServerCursor)
+            else itertools.islice(self.source, count))
         batch: list[tuple[Any, ...]] = []
-        for row in itertools.islice(self.source, count):
+        for row in rows:
             self.rows += 1
             if self.rows > self.row_cap:
                 raise QueryExecutionError("result_too_large", row_cap_message(self.row_cap))
