@@ -50,6 +50,7 @@ class Fetch:
         self.row_cap, self.max_bytes = row_cap, max_bytes
         self.geometry: list[int] | None = None
         self.rows = self.size = 0
+        self.ended = False
 
     def head(self, head_rows: int) -> list[tuple[Any, ...]]:
         """Up to ``head_rows`` rows (fewer: the result ended)."""
@@ -72,12 +73,14 @@ class Fetch:
         The caps are checked row by row as the rows arrive, so the refusal names the row that
         passed them and a ``Cursor.stream`` never holds more than the cap.
         """
+        if self.ended:  # a short batch ended the result: no further FETCH to learn it again
+            return []
         # a server-side cursor's rows are converted a FETCH at a time (its iterator goes
         # through Python for each row), never more than one row past the cap
+        wanted = min(count, self.row_cap - self.rows + 1)
         rows: Iterable[tuple[Any, ...]] = (
-            self.cursor.fetchmany(min(count, self.row_cap - self.rows + 1))
-            if isinstance(self.cursor, psycopg.ServerCursor)
-            else itertools.islice(self.source, count))
+            self.cursor.fetchmany(wanted) if isinstance(self.cursor, psycopg.ServerCursor)
+            else itertools.islice(self.source, wanted))
         batch: list[tuple[Any, ...]] = []
         for row in rows:
             self.rows += 1
@@ -91,6 +94,7 @@ class Fetch:
                     f"{self.rows} rows; select fewer columns or rows, or aggregate in SQL",
                 )
             batch.append(row)
+        self.ended = len(batch) < wanted
         if self.geometry is None and self.cursor.description is not None:
             self.geometry = geometry_indexes(self.cursor.description, self.geometry_oids)
         return decode_geometry_columns(batch, self.geometry or [])
