@@ -232,9 +232,10 @@ def _leave(status: int, namespace: dict[str, object]) -> NoReturn:
     with contextlib.suppress(Exception):
         atexit._run_exitfuncs()
     namespace.clear()
-    # the standard streams, then the files the script opened (gc.get_objects() leaves out
-    # what await_script froze: the streams, opened before, are flushed by name)
-    for item in (sys.stdout, sys.stderr, *gc.get_objects()):
+    # the standard streams (the originals too: a script may have replaced them), then the
+    # files the script opened (gc.get_objects() leaves out what await_script froze: the
+    # streams, opened before, are flushed by name)
+    for item in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__, *gc.get_objects()):
         with contextlib.suppress(Exception):
             if isinstance(item, _FILE_TYPES) and not item.closed:
                 item.flush()

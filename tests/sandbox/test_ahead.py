@@ -126,6 +126,23 @@ def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
     assert real_sandbox.run("import sys\nsys.exit(3)\n").exit_code == 3
 
 
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_replaced_standard_streams_last_text_is_kept(real_sandbox, ahead):
+    script = (
+        "import json, sys\n"
+        "print(json.dumps({'status': 'success', 'summary': 's', 'result': {}}))\n"
+        "sys.stderr.write('written before the stream was replaced')\n"
+        "sys.stderr = open('/scratch/quiet.log', 'w')  # e.g. silencing a noisy library\n"
+    )
+    if ahead:
+        with real_sandbox.start() as started:
+            outcome = started.run(script)
+    else:
+        outcome = real_sandbox.run(script)
+    assert outcome.status == "success"
+    assert outcome.stderr.text.endswith("written before the stream was replaced")
+
+
 def test_a_broken_seccomp_program_stops_the_run_before_the_script(real_sandbox, monkeypatch):
     from sandbox import seccomp
 
