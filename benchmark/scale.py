@@ -341,5 +341,5 @@ def flow(size: int, database: str, scratch: Path) -> list[FlowScore]:
 
 
 if __name__ == "__main__":
-    heap.own_process()  # measured as the geoask command runs it
-    sys.exit(main())
+    with heap.owned():  # measured as the geoask command runs it
+        sys.exit(main())

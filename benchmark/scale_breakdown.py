@@ -236,5 +236,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    heap.own_process()  # measured as the geoask command runs it
-    sys.exit(main())
+    with heap.owned():  # measured as the geoask command runs it
+        sys.exit(main())

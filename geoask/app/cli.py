@@ -141,10 +141,10 @@ def _root() -> None:
 def main() -> None:
     """Console entry point: run the app, turning geoask errors into a message and exit code."""
     one_line_console_logs()
-    heap.own_process()
     try:
         check_certificate_files()  # before Prefect's import trips over a bad one
-        app()
+        with heap.owned():
+            app()
     except GeoaskError as error:
         typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
         sys.exit(error.exit_code)

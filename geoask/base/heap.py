@@ -6,28 +6,40 @@ live as long as the process, yet every full collection walks them all: 0.22 s a 
 whenever a result of a few thousand rows is fetched and exported (each row a tuple, each value
 a geometry: the allocations that trigger collections) - three times the whole time PostgreSQL
 takes to answer an index-backed question. :func:`settle` collects once, then freezes what is
-alive (``gc.freeze``): later collections walk only what was made after, and the frozen objects
-are still freed when their last reference goes.
+alive (``gc.freeze``): later collections walk only what was made after, and a frozen object is
+still freed when its last reference goes (one held only by a reference cycle is not: what is
+alive at that point is the process's parts, kept to its end).
 
-Only a process geoask owns settles (:func:`own_process`: the command line, the benchmark
-scripts that stand for it): in a notebook calling ``ask()`` the heap is the user's, whose
-objects must stay collectable.
+Only inside :func:`owned` - the command line's ``main()``, the benchmark scripts that stand for
+it - does :func:`settle` act; leaving the block unfreezes. In a notebook calling ``ask()``, or a
+test calling ``main()`` in its own process, the heap is the caller's, whose objects must stay
+collectable.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 _state = {"owned": False, "settled": False}
 
 
-def own_process() -> None:
-    """Declare this process geoask's own (its entry point calls this): :func:`settle` acts."""
+@contextmanager
+def owned() -> Iterator[None]:
+    """The process is geoask's for the block: :func:`settle` acts; unfrozen when it ends."""
     _state["owned"] = True
+    try:
+        yield
+    finally:
+        _state["owned"] = False
+        if _state["settled"]:
+            _state["settled"] = False
+            gc.unfreeze()
 
 
 def settle() -> None:
-    """Collect, then freeze what is alive, once per owned process (a no-op otherwise).
+    """Collect, then freeze what is alive, once per :func:`owned` block (a no-op outside one).
 
     Called when a run's long-lived parts have been built
     (:func:`geoask.run.composition.open_parts`, :func:`~geoask.run.composition.program_runner`).
