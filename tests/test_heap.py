@@ -31,7 +31,9 @@ def test_an_owned_block_freezes_what_is_alive_once_and_unfreezes_at_its_end(fres
         assert frozen > 1000
         later = [[] for _ in range(100)]
         heap.settle()  # the second run's parts: what was made since stays collectable
-        assert gc.get_freeze_count() == frozen and later
+        # (frozen objects may still die meanwhile: the count can only go down)
+        assert gc.get_freeze_count() <= frozen
+        assert any(item is later for item in gc.get_objects())
     assert gc.get_freeze_count() == 0
     heap.settle()  # outside the block again: the caller's heap
     assert gc.get_freeze_count() == 0
