@@ -24,6 +24,7 @@ modules are imported and the host's go awaited on that socket before step (3).
 
 from __future__ import annotations
 
+import _io
 import atexit
 import contextlib
 import ctypes
@@ -223,8 +224,8 @@ def _leave(status: int, namespace: dict[str, object]) -> NoReturn:
     Finalizing pandas, pyarrow and GDAL takes a third of a second; what a script's end must
     still do is done first: non-daemon threads joined, ``atexit`` functions run, the script's
     globals released (``__del__`` runs, e.g. an unclosed writer's; objects only a reference
-    cycle holds are not collected) and every open file object flushed, then the peak memory
-    is reported.
+    cycle holds are not collected), every open file object flushed and every writer over a
+    file the script left open (gzip, bz2, lzma) closed, then the peak memory is reported.
     """
     for thread in threading.enumerate():
         if thread is not threading.main_thread() and not thread.daemon:
@@ -235,12 +236,27 @@ def _leave(status: int, namespace: dict[str, object]) -> NoReturn:
     # the standard streams (the originals too: a script may have replaced them), then the
     # files the script opened (gc.get_objects() leaves out what await_script froze: the
     # streams, opened before, are flushed by name)
-    for item in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__, *gc.get_objects()):
+    opened = [sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__, *gc.get_objects()]
+    _flush(opened)
+    # a writer over a file (gzip, bz2, lzma) writes its trailer only when closed, as the
+    # finalization skipped here would close one the script left open (in a reference cycle,
+    # or at module level of an imported helper): close those, then flush what they wrote
+    for item in opened:
+        with contextlib.suppress(Exception):
+            if isinstance(item, _io._IOBase) and not isinstance(item, _FILE_TYPES) \
+                    and not item.closed:
+                item.close()
+    _flush(opened)
+    _report_usage()
+    os._exit(status)
+
+
+def _flush(items: list[object]) -> None:
+    """Flush every open file object among ``items`` (errors ignored: the script's end)."""
+    for item in items:
         with contextlib.suppress(Exception):
             if isinstance(item, _FILE_TYPES) and not item.closed:
                 item.flush()
-    _report_usage()
-    os._exit(status)
 
 
 def _report_usage() -> None:

@@ -7,11 +7,13 @@ Also the bootstrap's fast exit (:func:`sandbox.bootstrap._leave`): what a script
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import time
 from pathlib import Path
 
+import fsspec
 import pytest
 
 from geoask.compute.step import run_compute
@@ -141,6 +143,30 @@ def test_a_replaced_standard_streams_last_text_is_kept(real_sandbox, ahead):
         outcome = real_sandbox.run(script)
     assert outcome.status == "success"
     assert outcome.stderr.text.endswith("written before the stream was replaced")
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_compressed_writer_left_open_in_a_cycle_is_complete(real_sandbox, ahead):
+    script = (
+        "import gzip, json\n"
+        "class Holder:\n"
+        "    pass\n"
+        "holder = Holder()\n"
+        "holder.me = holder  # a reference cycle: releasing the globals does not free it\n"
+        "holder.out = gzip.open('/scratch/rows.csv.gz', 'wt')\n"
+        "holder.out.write('id,value\\n' + ''.join(f'{i},{i * i}\\n' for i in range(2000)))\n"
+        "print(json.dumps({'status': 'success', 'summary': 's', 'result': {}}))\n"
+    )
+    if ahead:
+        with real_sandbox.start() as started:
+            outcome = started.run(script)
+    else:
+        outcome = real_sandbox.run(script)
+    assert outcome.status == "success"
+    (artifact,) = outcome.artifacts
+    with fsspec.open(artifact.uri, "rb") as handle:
+        lines = gzip.decompress(handle.read()).decode().splitlines()
+    assert lines[0] == "id,value" and lines[-1] == "1999,3996001" and len(lines) == 2001
 
 
 def test_a_broken_seccomp_program_stops_the_run_before_the_script(real_sandbox, monkeypatch):
