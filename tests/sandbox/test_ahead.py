@@ -106,6 +106,14 @@ def test_a_missing_input_is_refused_and_the_run_ended(real_sandbox, tmp_path):
     assert not started.run_dir.exists() and uid_pids(started.uid) == []
 
 
+def _run_to_its_end(sandbox, script: str, ahead: bool):
+    """``script``'s outcome in a sandbox started ahead, or in a fresh run."""
+    if not ahead:
+        return sandbox.run(script)
+    with sandbox.start() as started:
+        return started.run(script)
+
+
 @pytest.mark.parametrize("ahead", [False, True])
 def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
     script = (
@@ -114,35 +122,15 @@ def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
         "left_open.write('kept ' * 1000)\n"
         "atexit.register(lambda: open('/scratch/atexit.txt', 'w').write('ran'))\n"
         "print(json.dumps({'status': 'success', 'summary': 's', 'result': {}}))\n"
-        "sys.stderr.write('a last line without its newline')\n"
-    )
-    if ahead:
-        with real_sandbox.start() as started:
-            outcome = started.run(script)
-    else:
-        outcome = real_sandbox.run(script)
-    assert outcome.status == "success"
-    sizes = {artifact.name: artifact.size_bytes for artifact in outcome.artifacts}
-    assert sizes == {"unclosed.txt": 5000, "atexit.txt": 3}
-    assert outcome.stderr.text.endswith("a last line without its newline")
-    assert real_sandbox.run("import sys\nsys.exit(3)\n").exit_code == 3
-
-
-@pytest.mark.parametrize("ahead", [False, True])
-def test_a_replaced_standard_streams_last_text_is_kept(real_sandbox, ahead):
-    script = (
-        "import json, sys\n"
-        "print(json.dumps({'status': 'success', 'summary': 's', 'result': {}}))\n"
         "sys.stderr.write('written before the stream was replaced')\n"
         "sys.stderr = open('/scratch/quiet.log', 'w')  # e.g. silencing a noisy library\n"
     )
-    if ahead:
-        with real_sandbox.start() as started:
-            outcome = started.run(script)
-    else:
-        outcome = real_sandbox.run(script)
+    outcome = _run_to_its_end(real_sandbox, script, ahead)
     assert outcome.status == "success"
+    sizes = {artifact.name: artifact.size_bytes for artifact in outcome.artifacts}
+    assert sizes == {"unclosed.txt": 5000, "atexit.txt": 3, "quiet.log": 0}
     assert outcome.stderr.text.endswith("written before the stream was replaced")
+    assert real_sandbox.run("import sys\nsys.exit(3)\n").exit_code == 3
 
 
 @pytest.mark.parametrize("ahead", [False, True])
@@ -157,11 +145,7 @@ def test_a_compressed_writer_left_open_in_a_cycle_is_complete(real_sandbox, ahea
         "holder.out.write('id,value\\n' + ''.join(f'{i},{i * i}\\n' for i in range(2000)))\n"
         "print(json.dumps({'status': 'success', 'summary': 's', 'result': {}}))\n"
     )
-    if ahead:
-        with real_sandbox.start() as started:
-            outcome = started.run(script)
-    else:
-        outcome = real_sandbox.run(script)
+    outcome = _run_to_its_end(real_sandbox, script, ahead)
     assert outcome.status == "success"
     (artifact,) = outcome.artifacts
     with fsspec.open(artifact.uri, "rb") as handle:
