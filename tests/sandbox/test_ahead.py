@@ -106,16 +106,18 @@ def test_a_missing_input_is_refused_and_the_run_ended(real_sandbox, tmp_path):
     assert not started.run_dir.exists() and uid_pids(started.uid) == []
 
 
-def _run_to_its_end(sandbox, script: str, ahead: bool):
-    """``script``'s outcome in a sandbox started ahead, or in a fresh run."""
-    if not ahead:
-        return sandbox.run(script)
-    with sandbox.start() as started:
-        return started.run(script)
+@pytest.fixture(params=["fresh", "ahead"])
+def run_to_its_end(real_sandbox, request):
+    """Runs a script in a fresh sandbox, or in one started ahead; its outcome."""
+    def run(script: str):
+        if request.param == "fresh":
+            return real_sandbox.run(script)
+        with real_sandbox.start() as started:
+            return started.run(script)
+    return run
 
 
-@pytest.mark.parametrize("ahead", [False, True])
-def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
+def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, run_to_its_end):
     script = (
         "import atexit, json, sys\n"
         "left_open = open('/scratch/unclosed.txt', 'w')\n"
@@ -125,7 +127,7 @@ def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
         "sys.stderr.write('written before the stream was replaced')\n"
         "sys.stderr = open('/scratch/quiet.log', 'w')  # e.g. silencing a noisy library\n"
     )
-    outcome = _run_to_its_end(real_sandbox, script, ahead)
+    outcome = run_to_its_end(script)
     assert outcome.status == "success"
     sizes = {artifact.name: artifact.size_bytes for artifact in outcome.artifacts}
     assert sizes == {"unclosed.txt": 5000, "atexit.txt": 3, "quiet.log": 0}
@@ -133,8 +135,7 @@ def test_the_fast_exit_keeps_what_a_scripts_end_does(real_sandbox, ahead):
     assert real_sandbox.run("import sys\nsys.exit(3)\n").exit_code == 3
 
 
-@pytest.mark.parametrize("ahead", [False, True])
-def test_a_compressed_writer_left_open_in_a_cycle_is_complete(real_sandbox, ahead):
+def test_a_compressed_writer_left_open_in_a_cycle_is_complete(run_to_its_end):
     script = (
         "import gzip, json\n"
         "class Holder:\n"
@@ -145,7 +146,7 @@ def test_a_compressed_writer_left_open_in_a_cycle_is_complete(real_sandbox, ahea
         "holder.out.write('id,value\\n' + ''.join(f'{i},{i * i}\\n' for i in range(2000)))\n"
         "print(json.dumps({'status': 'success', 'summary': 's', 'result': {}}))\n"
     )
-    outcome = _run_to_its_end(real_sandbox, script, ahead)
+    outcome = run_to_its_end(script)
     assert outcome.status == "success"
     (artifact,) = outcome.artifacts
     with fsspec.open(artifact.uri, "rb") as handle:
