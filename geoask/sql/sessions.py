@@ -132,7 +132,9 @@ class ReaderSessions:
 
 def _expire(sessions: weakref.ref[ReaderSessions], connection: psycopg.Connection[Any]) -> None:
     kept = sessions()
-    if kept is not None:
+    if kept is None:  # the runner was dropped: its idle session is no one's to take
+        _close(connection)
+    else:
         kept.expire(connection)
 
 
